@@ -1,0 +1,93 @@
+package v1beta2
+
+// Workload condition types.
+const (
+	// WorkloadQuotaReserved is True while the workload holds quota in a ClusterQueue.
+	WorkloadQuotaReserved = "QuotaReserved"
+	// WorkloadAdmitted is True when quota is reserved and every admission check is Ready.
+	WorkloadAdmitted = "Admitted"
+	// WorkloadFinished is True once the workload's job has ended.
+	WorkloadFinished = "Finished"
+	// WorkloadPodsReady is True when enough pods of every PodSet are ready.
+	WorkloadPodsReady = "PodsReady"
+	// WorkloadEvicted is True when the workload was asked to give up its quota.
+	WorkloadEvicted = "Evicted"
+	// WorkloadPreempted is True when the eviction was a preemption.
+	WorkloadPreempted = "Preempted"
+	// WorkloadRequeued tells whether an evicted workload is back in its queue.
+	WorkloadRequeued = "Requeued"
+	// WorkloadDeactivationTarget asks for the workload to be deactivated.
+	WorkloadDeactivationTarget = "DeactivationTarget"
+	// WorkloadWaitingForReplacementPods is set on pod groups missing pods.
+	WorkloadWaitingForReplacementPods = "WaitingForReplacementPods"
+	// WorkloadBlockedOnPreemptionGates is set while closed gates block preemption.
+	WorkloadBlockedOnPreemptionGates = "BlockedOnPreemptionGates"
+)
+
+// Reasons of the QuotaReserved and Admitted conditions.
+const (
+	WorkloadReasonQuotaReserved                = "QuotaReserved"
+	WorkloadReasonPendingEvaluation            = "PendingEvaluation"
+	WorkloadReasonWaitingForQuota              = "WaitingForQuota"
+	WorkloadReasonNoMatchingFlavor             = "NoMatchingFlavor"
+	WorkloadReasonExceedsMaxQuota              = "ExceedsMaxQuota"
+	WorkloadReasonTopologyPlacementFailed      = "TopologyPlacementFailed"
+	WorkloadReasonWaitingForPreemptedWorkloads = "WaitingForPreemptedWorkloads"
+	WorkloadReasonMisconfigured                = "Misconfigured"
+	WorkloadReasonSuspended                    = "Suspended"
+	WorkloadReasonWaitingForPodsReady          = "WaitingForPodsReady"
+	WorkloadReasonAdmissionGated               = "AdmissionGated"
+	WorkloadReasonOnHold                       = "OnHold"
+	WorkloadReasonPending                      = "Pending"
+	WorkloadReasonInadmissible                 = "Inadmissible"
+	WorkloadReasonAdmitted                     = "Admitted"
+	WorkloadReasonNoReservation                = "NoReservation"
+	WorkloadReasonUnsatisfiedAdmissionChecks   = "UnsatisfiedAdmissionChecks"
+	WorkloadReasonPendingDelayedTopology       = "PendingDelayedTopologyRequests"
+)
+
+// Reasons of the Evicted condition (also the `reason` label of eviction metrics).
+const (
+	WorkloadEvictedByPreemption          = "Preempted"
+	WorkloadEvictedByPodsReadyTimeout    = "PodsReadyTimeout"
+	WorkloadEvictedByAdmissionCheck      = "AdmissionCheck"
+	WorkloadEvictedByClusterQueueStopped = "ClusterQueueStopped"
+	WorkloadEvictedByLocalQueueStopped   = "LocalQueueStopped"
+	WorkloadEvictedByNodeFailures        = "NodeFailures"
+	WorkloadEvictedByDeactivation        = "Deactivated"
+	WorkloadEvictedOnManagerCluster      = "EvictedOnManagerCluster"
+	WorkloadEvictedByFlavorMigration     = "FlavorMigration"
+)
+
+// Underlying causes of evictions and deactivations.
+const (
+	WorkloadWaitForStart                 EvictionUnderlyingCause = "WaitForStart"
+	WorkloadWaitForRecovery              EvictionUnderlyingCause = "WaitForRecovery"
+	WorkloadRequeuingLimitExceeded       EvictionUnderlyingCause = "RequeuingLimitExceeded"
+	WorkloadMaximumExecutionTimeExceeded EvictionUnderlyingCause = "MaximumExecutionTimeExceeded"
+	WorkloadAdmissionCheckCause          EvictionUnderlyingCause = "AdmissionCheck"
+)
+
+// Reasons of the Preempted condition.
+const (
+	InClusterQueueReason                = "InClusterQueue"
+	InCohortReclamationReason           = "InCohortReclamation"
+	InCohortFairSharingReason           = "InCohortFairSharing"
+	InCohortReclaimWhileBorrowingReason = "InCohortReclaimWhileBorrowing"
+)
+
+// Reasons of the Requeued, PodsReady and Finished conditions.
+const (
+	WorkloadBackoffFinished       = "BackoffFinished"
+	WorkloadReactivated           = "Reactivated"
+	WorkloadClusterQueueRestarted = "ClusterQueueRestarted"
+	WorkloadLocalQueueRestarted   = "LocalQueueRestarted"
+	WorkloadStarted               = "Started"
+	WorkloadRecovered             = "Recovered"
+	WorkloadFinishedSucceeded     = "Succeeded"
+	WorkloadFinishedFailed        = "Failed"
+	WorkloadFinishedOutOfSync     = "OutOfSync"
+	WorkloadFinishedOwnerNotFound = "OwnerNotFound"
+	WorkloadSliceReplaced         = "WorkloadSliceReplaced"
+	WorkloadPreemptionGated       = "PreemptionGated"
+)

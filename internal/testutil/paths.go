@@ -1,0 +1,92 @@
+// Package testutil holds helpers shared by Kuota's tests: locating the
+// repository, the shared reference data and the cached tool binaries, and
+// builders for API objects. It is never imported by production code.
+package testutil
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ModulePath is the Go module path of the repository.
+const ModulePath = "github.com/kuota-dev/kuota"
+
+// RepoRoot walks up from the working directory to the folder whose go.mod
+// declares Kuota's module.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("getting working directory: %w", err)
+	}
+	for {
+		if isKuotaModule(filepath.Join(dir, "go.mod")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod declaring " + ModulePath + " above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func isKuotaModule(gomod string) bool {
+	f, err := os.Open(gomod)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	scanner := bufio.NewScanner(f)
+	for scanner.Scan() {
+		line := strings.TrimSpace(scanner.Text())
+		if strings.HasPrefix(line, "module ") {
+			return strings.TrimSpace(strings.TrimPrefix(line, "module ")) == ModulePath
+		}
+	}
+	return false
+}
+
+// SharedDir returns the folder with the shared reference data (Kueue's CRDs and
+// examples): $KUOTA_SHARED_DIR when set, else ../shared beside the checkout.
+func SharedDir() (string, error) {
+	if dir := os.Getenv("KUOTA_SHARED_DIR"); dir != "" {
+		return checkDir(dir, "KUOTA_SHARED_DIR")
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return checkDir(filepath.Join(root, "..", "shared"), "the shared folder beside the checkout (set KUOTA_SHARED_DIR to override)")
+}
+
+// ToolsBin returns the folder of the cached control-plane binaries:
+// $KUOTA_TOOLS_BIN when set, else .cache/bin in the repository.
+func ToolsBin() (string, error) {
+	if dir := os.Getenv("KUOTA_TOOLS_BIN"); dir != "" {
+		return checkDir(dir, "KUOTA_TOOLS_BIN")
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return checkDir(filepath.Join(root, ".cache", "bin"), "the tools folder (run 'make tools' to build it)")
+}
+
+func checkDir(dir, what string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("resolving %s: %w", dir, err)
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	if !info.IsDir() {
+		return "", fmt.Errorf("%s: %s is not a folder", what, abs)
+	}
+	return abs, nil
+}
