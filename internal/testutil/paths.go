@@ -12,8 +12,14 @@ import (
 	"strings"
 )
 
-// ModulePath is the Go module path of the repository.
-const ModulePath = "github.com/kuota-dev/kuota"
+const (
+	// ModulePath is the Go module path of the repository.
+	ModulePath = "github.com/kuota-dev/kuota"
+	// SharedDirEnv overrides the location of the shared reference folder.
+	SharedDirEnv = "KUOTA_SHARED_DIR"
+	// ToolsBinEnv overrides the location of the cached tool binaries.
+	ToolsBinEnv = "KUOTA_TOOLS_BIN"
+)
 
 // RepoRoot walks up from the working directory to the folder whose go.mod
 // declares Kuota's module.
@@ -53,8 +59,8 @@ func isKuotaModule(gomod string) bool {
 // SharedDir returns the folder with the shared reference data (Kueue's CRDs and
 // examples): $KUOTA_SHARED_DIR when set, else ../shared beside the checkout.
 func SharedDir() (string, error) {
-	if dir := os.Getenv("KUOTA_SHARED_DIR"); dir != "" {
-		return checkDir(dir, "KUOTA_SHARED_DIR")
+	if dir := os.Getenv(SharedDirEnv); dir != "" {
+		return checkDir(dir, SharedDirEnv)
 	}
 	root, err := RepoRoot()
 	if err != nil {
@@ -66,8 +72,8 @@ func SharedDir() (string, error) {
 // ToolsBin returns the folder of the cached control-plane binaries:
 // $KUOTA_TOOLS_BIN when set, else .cache/bin in the repository.
 func ToolsBin() (string, error) {
-	if dir := os.Getenv("KUOTA_TOOLS_BIN"); dir != "" {
-		return checkDir(dir, "KUOTA_TOOLS_BIN")
+	if dir := os.Getenv(ToolsBinEnv); dir != "" {
+		return checkDir(dir, ToolsBinEnv)
 	}
 	root, err := RepoRoot()
 	if err != nil {
