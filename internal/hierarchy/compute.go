@@ -1,0 +1,129 @@
+package hierarchy
+
+import (
+	"github.com/kuota-dev/kuota/internal/resources"
+)
+
+// recompute derives, from scratch, which nodes are broken by a cycle, every
+// subtree quota and every Cohort's usage. It runs on structural or quota
+// changes only; usage changes are incremental (see AddUsage).
+func (t *Tree) recompute() {
+	t.markBroken()
+	for _, c := range t.cohorts {
+		c.usage = resources.FlavorResourceQuantities{}
+	}
+	for _, q := range t.queues {
+		q.broken = q.parent != nil && q.parent.broken
+	}
+	for _, n := range t.roots() {
+		t.computeSubtree(n)
+	}
+}
+
+// roots returns every node without a parent that is not part of a cycle.
+func (t *Tree) roots() []*Node {
+	var out []*Node
+	for _, c := range t.cohorts {
+		if c.parent == nil {
+			out = append(out, c)
+		}
+	}
+	for _, q := range t.queues {
+		if q.parent == nil {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// markBroken flags every Cohort whose chain of parents loops.
+func (t *Tree) markBroken() {
+	state := make(map[*Node]uint8, len(t.cohorts)) // 0 unseen, 1 on path, 2 done
+	var visit func(n *Node) bool
+	visit = func(n *Node) bool {
+		switch state[n] {
+		case 1:
+			return true // back on the current path: a cycle
+		case 2:
+			return n.broken
+		}
+		state[n] = 1
+		broken := n.parent != nil && visit(n.parent)
+		state[n] = 2
+		n.broken = broken
+		return broken
+	}
+	for _, c := range t.cohorts {
+		visit(c)
+	}
+}
+
+// computeSubtree fills Q for n's subtree and U for its Cohorts, post-order.
+func (t *Tree) computeSubtree(n *Node) {
+	sub := resources.FlavorResourceQuantities{}
+	for fr, q := range n.quotas {
+		sub[fr] = q.Nominal
+	}
+	if n.kind == CohortKind {
+		usage := resources.FlavorResourceQuantities{}
+		for c := range n.children {
+			t.computeSubtree(c)
+			for fr, q := range c.subtree {
+				sub[fr] = resources.Add(sub[fr], resources.Sub(q, c.guaranteed(fr)))
+			}
+			for fr, u := range c.usage {
+				if over := c.overflow(fr, u); over != 0 {
+					usage[fr] = resources.Add(usage[fr], over)
+				}
+			}
+		}
+		n.usage = usage
+	}
+	n.subtree = sub
+}
+
+// guaranteed is G(n): the part of n's subtree quota it does not lend to
+// its parent. Only meaningful for nodes with a parent.
+func (n *Node) guaranteed(fr FlavorResource) Amount {
+	q, ok := n.quotas[fr]
+	if !ok || q.LendingLimit == resources.Unlimited {
+		return 0
+	}
+	return max(0, resources.Sub(n.subtree[fr], q.LendingLimit))
+}
+
+// overflow is the part of usage u that n draws from its parent.
+func (n *Node) overflow(fr FlavorResource, u Amount) Amount {
+	return max(0, resources.Sub(u, n.guaranteed(fr)))
+}
+
+// AddUsage adds a workload's usage to a ClusterQueue and rolls it up.
+func (t *Tree) AddUsage(n *Node, usage resources.FlavorResourceQuantities) {
+	for fr, a := range usage {
+		t.addUsage(n, fr, a)
+	}
+}
+
+// RemoveUsage removes a workload's usage from a ClusterQueue and rolls it up.
+func (t *Tree) RemoveUsage(n *Node, usage resources.FlavorResourceQuantities) {
+	for fr, a := range usage {
+		t.addUsage(n, fr, -a)
+	}
+}
+
+func (t *Tree) addUsage(n *Node, fr FlavorResource, delta Amount) {
+	for n != nil && delta != 0 {
+		old := n.usage[fr]
+		updated := resources.Add(old, delta)
+		if updated == 0 {
+			delete(n.usage, fr)
+		} else {
+			n.usage[fr] = updated
+		}
+		if n.parent == nil || n.broken {
+			return
+		}
+		delta = n.overflow(fr, updated) - n.overflow(fr, old)
+		n = n.parent
+	}
+}

@@ -1,0 +1,110 @@
+package hierarchy
+
+import (
+	"github.com/kuota-dev/kuota/internal/resources"
+)
+
+// Active reports whether quota can be assigned through n: false when n or
+// one of its ancestors is part of a cycle of Cohort parents.
+func (n *Node) Active() bool { return !n.broken }
+
+// Quota returns n's own quota for fr and whether it has one.
+func (n *Node) Quota(fr FlavorResource) (Quota, bool) {
+	q, ok := n.quotas[fr]
+	return q, ok
+}
+
+// Usage is U(n) for fr.
+func (n *Node) Usage(fr FlavorResource) Amount { return n.usage[fr] }
+
+// SubtreeQuota is Q(n) for fr: for a ClusterQueue, its nominal quota.
+func (n *Node) SubtreeQuota(fr FlavorResource) Amount { return n.subtree[fr] }
+
+// UsageAll returns a copy of n's usage.
+func (n *Node) UsageAll() resources.FlavorResourceQuantities { return n.usage.Clone() }
+
+// Borrowed is how much of fr n uses beyond its subtree quota.
+func (n *Node) Borrowed(fr FlavorResource) Amount {
+	return max(0, resources.Sub(n.usage[fr], n.subtree[fr]))
+}
+
+// Available is how much more of fr the node can obtain now: what remains of
+// its guaranteed quota plus what its parent can give, bounded by its
+// borrowing limit, recursively up to the root. A node without a parent can
+// use its subtree quota only. The result can be negative after quotas shrink.
+func (n *Node) Available(fr FlavorResource) Amount {
+	if n.broken {
+		return 0
+	}
+	if n.parent == nil {
+		return resources.Sub(n.subtree[fr], n.usage[fr])
+	}
+	g := n.guaranteed(fr)
+	u := n.usage[fr]
+	local := max(0, resources.Sub(g, u))
+	fromParent := n.parent.Available(fr)
+	if q, ok := n.quotas[fr]; ok && q.BorrowingLimit != resources.Unlimited {
+		lent := resources.Sub(n.subtree[fr], g)
+		usedAbove := max(0, resources.Sub(u, g))
+		fromParent = min(fromParent, resources.Add(resources.Sub(lent, usedAbove), q.BorrowingLimit))
+	}
+	return resources.Add(local, max(0, fromParent))
+}
+
+// PotentialAvailable is what the node could obtain of fr if nothing in the
+// tree were used: the ceiling that a single workload can never exceed.
+func (n *Node) PotentialAvailable(fr FlavorResource) Amount {
+	if n.broken {
+		return 0
+	}
+	if n.parent == nil {
+		return n.subtree[fr]
+	}
+	g := n.guaranteed(fr)
+	fromParent := n.parent.PotentialAvailable(fr)
+	if q, ok := n.quotas[fr]; ok && q.BorrowingLimit != resources.Unlimited {
+		lent := resources.Sub(n.subtree[fr], g)
+		fromParent = min(fromParent, resources.Add(lent, q.BorrowingLimit))
+	}
+	return resources.Add(g, max(0, fromParent))
+}
+
+// BorrowingLevel says where quota for `amount` more of fr would come from:
+// 0 when it stays within the ClusterQueue's own subtree quota (no
+// borrowing), 1 when the parent Cohort's subtree covers it, and so on. The
+// second result is false when even the root's subtree quota is exceeded.
+func (n *Node) BorrowingLevel(fr FlavorResource, amount Amount) (int, bool) {
+	level := 0
+	delta := amount
+	for node := n; node != nil; node = node.parent {
+		old := node.usage[fr]
+		updated := resources.Add(old, delta)
+		if updated <= node.subtree[fr] {
+			return level, true
+		}
+		if node.parent == nil || node.broken {
+			return level, false
+		}
+		delta = node.overflow(fr, updated) - node.overflow(fr, old)
+		level++
+	}
+	return level, false
+}
+
+// Depth is the number of ancestors of n.
+func (n *Node) Depth() int {
+	d := 0
+	for p := n.parent; p != nil && !p.broken; p = p.parent {
+		d++
+	}
+	return d
+}
+
+// Root returns the top of n's tree (n itself without a parent).
+func (n *Node) Root() *Node {
+	r := n
+	for r.parent != nil && !r.parent.broken {
+		r = r.parent
+	}
+	return r
+}
