@@ -1,0 +1,78 @@
+// Package scheduling is Kuota's pure decision core: given a snapshot of the
+// cluster and the pending workloads of every ClusterQueue in queue order, one
+// call to Decide admits every workload that fits, in order, respecting each
+// queue's strategy, and says for every other workload why it waits. It does
+// no I/O; the same input always gives the same decisions.
+package scheduling
+
+import (
+	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
+	"github.com/kuota-dev/kuota/internal/workload"
+)
+
+// Reason is a machine-readable reason why a workload was not admitted.
+type Reason string
+
+const (
+	// NoMatchingFlavor: no flavor may host some PodSet, or a resource is not
+	// covered by the ClusterQueue.
+	NoMatchingFlavor = Reason(flavors.NoMatchingFlavor)
+	// ExceedsMaxQuota: the workload asks for more than the ClusterQueue could
+	// ever obtain.
+	ExceedsMaxQuota = Reason(flavors.ExceedsMaxQuota)
+	// WaitingForQuota: the quota exists but is in use.
+	WaitingForQuota = Reason(flavors.WaitingForQuota)
+	// NamespaceMismatch: the ClusterQueue's namespaceSelector excludes the
+	// workload's namespace.
+	NamespaceMismatch Reason = "NamespaceMismatch"
+	// ClusterQueueNotFound: the ClusterQueue does not exist.
+	ClusterQueueNotFound Reason = "ClusterQueueNotFound"
+	// ClusterQueueInactive: the ClusterQueue cannot admit (stopped, missing
+	// flavors or checks, cohort cycle).
+	ClusterQueueInactive Reason = "ClusterQueueInactive"
+	// BlockedByHead: a StrictFIFO queue's head does not fit, so nothing
+	// behind it is admitted.
+	BlockedByHead Reason = "BlockedByHead"
+)
+
+// ConditionReason maps the reason to the QuotaReserved=False condition
+// reason Kueue uses.
+func (r Reason) ConditionReason() string {
+	switch r {
+	case NoMatchingFlavor, ExceedsMaxQuota, WaitingForQuota:
+		return string(r)
+	case NamespaceMismatch, ClusterQueueNotFound:
+		return "Misconfigured"
+	case ClusterQueueInactive:
+		return "Suspended"
+	case BlockedByHead:
+		return "WaitingForQuota"
+	}
+	return "Pending"
+}
+
+// Decision is the outcome of one cycle for one workload.
+type Decision struct {
+	Workload *workload.Info
+	// Admit is true when the workload gets Assignment's quota.
+	Admit bool
+	// Assignment is set when admitted, and when not admitted because of
+	// quota, to show the best attempt.
+	Assignment *flavors.Assignment
+	// Reason and Message explain why the workload was not admitted.
+	Reason  Reason
+	Message string
+}
+
+// Result is the outcome of one cycle.
+type Result struct {
+	// Decisions holds one decision per candidate, in the order made.
+	Decisions []Decision
+	// Admitted counts the admissions.
+	Admitted int
+}
+
+// Options tune the cycle.
+type Options struct {
+	Flavors flavors.Options
+}

@@ -1,0 +1,150 @@
+package flavors
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/hierarchy"
+	"github.com/kuota-dev/kuota/internal/resources"
+	"github.com/kuota-dev/kuota/internal/state"
+	"github.com/kuota-dev/kuota/internal/workload"
+)
+
+// Options tune assignment.
+type Options struct {
+	// IgnoreUndeclared ignores requested resources that no resource group
+	// covers, instead of refusing the workload (Kueue's IgnoreUndeclared
+	// quota check strategy; the default is BlockUndeclared).
+	IgnoreUndeclared bool
+}
+
+// Assigner assigns flavors against one (working) cohort tree. It caches
+// flavor eligibility per shape, so reuse one Assigner for a whole cycle.
+type Assigner struct {
+	flavors map[kueue.ResourceFlavorReference]*state.Flavor
+	opts    Options
+	cache   map[eligibilityKey]eligibility
+}
+
+type eligibilityKey struct {
+	shape  *workload.Shape
+	podSet int
+	flavor kueue.ResourceFlavorReference
+}
+
+type eligibility struct {
+	ok     bool
+	reason string
+}
+
+// NewAssigner returns an assigner over the given flavors.
+func NewAssigner(flavors map[kueue.ResourceFlavorReference]*state.Flavor, opts Options) *Assigner {
+	return &Assigner{flavors: flavors, opts: opts, cache: map[eligibilityKey]eligibility{}}
+}
+
+// Assign computes flavors for every PodSet of shape in cq, whose node in the
+// working tree is node. counts, when not nil, overrides the pod counts.
+func (a *Assigner) Assign(cq *state.ClusterQueue, node *hierarchy.Node, shape *workload.Shape, counts []int32) Assignment {
+	out := Assignment{Mode: Fit, Usage: resources.FlavorResourceQuantities{}}
+	var problems []string
+	for i := range shape.PodSets {
+		ps := &shape.PodSets[i]
+		count := ps.Count
+		if counts != nil {
+			count = counts[i]
+		}
+		psa, reason, msgs := a.assignPodSet(cq, node, shape, i, count, &out)
+		out.PodSets = append(out.PodSets, psa)
+		if psa.Mode < out.Mode {
+			out.Mode = psa.Mode
+		}
+		if psa.Mode != Fit {
+			if reason.rank() > out.Reason.rank() || out.Reason == "" {
+				out.Reason = reason
+			}
+			problems = append(problems, fmt.Sprintf("pod set %s: %s", ps.Name, strings.Join(msgs, "; ")))
+		}
+	}
+	if out.Mode == Fit {
+		out.Reason = ""
+	} else {
+		if out.Mode == Preempt {
+			out.Reason = WaitingForQuota
+		}
+		out.Message = "couldn't assign flavors to " + strings.Join(problems, "; ")
+	}
+	slices.SortFunc(out.PreemptFor, resources.CompareFlavorResource)
+	out.PreemptFor = slices.Compact(out.PreemptFor)
+	return out
+}
+
+// choice is the evaluation of one flavor for the resources of one group.
+type choice struct {
+	flavor kueue.ResourceFlavorReference
+	mode   Mode
+	level  int
+	// preempt lists the pairs that need preemption with this flavor.
+	preempt []resources.FlavorResource
+}
+
+func (a *Assigner) assignPodSet(cq *state.ClusterQueue, node *hierarchy.Node, shape *workload.Shape,
+	idx int, count int32, out *Assignment) (PodSetAssignment, Reason, []string) {
+	ps := &shape.PodSets[idx]
+	psa := PodSetAssignment{
+		Name: ps.Name, Count: count, Mode: Fit,
+		Requests: ps.Requests(count),
+		Flavors:  make(map[corev1.ResourceName]kueue.ResourceFlavorReference, len(ps.Resources)),
+	}
+	var reason Reason
+	var msgs []string
+	done := make(map[corev1.ResourceName]bool, len(ps.Resources))
+	for _, r := range ps.Resources {
+		if done[r] || psa.Requests[r] == 0 && r != corev1.ResourcePods {
+			continue
+		}
+		group := cq.GroupFor(r)
+		if group == nil {
+			if r == corev1.ResourcePods || a.opts.IgnoreUndeclared {
+				continue
+			}
+			psa.Mode, reason = NoFit, NoMatchingFlavor
+			msgs = append(msgs, fmt.Sprintf("resource %s unavailable in ClusterQueue", r))
+			continue
+		}
+		var names []corev1.ResourceName
+		for _, gr := range ps.Resources {
+			if group.Covers(gr) {
+				names = append(names, gr)
+				done[gr] = true
+			}
+		}
+		best, why, groupMsgs := a.pickFlavor(cq, node, shape, idx, group, names, psa.Requests, out.Usage)
+		if best == nil {
+			psa.Mode = NoFit
+			if why.rank() > reason.rank() {
+				reason = why
+			}
+			msgs = append(msgs, groupMsgs...)
+			continue
+		}
+		for _, n := range names {
+			psa.Flavors[n] = best.flavor
+			fr := resources.FlavorResource{Flavor: best.flavor, Resource: n}
+			out.Usage[fr] = resources.Add(out.Usage[fr], psa.Requests[n])
+		}
+		if best.mode < psa.Mode {
+			psa.Mode = best.mode
+		}
+		if best.mode == Preempt {
+			out.PreemptFor = append(out.PreemptFor, best.preempt...)
+			msgs = append(msgs, groupMsgs...)
+			reason = WaitingForQuota
+		}
+		out.BorrowingLevel = max(out.BorrowingLevel, best.level)
+	}
+	return psa, reason, msgs
+}

@@ -1,0 +1,109 @@
+package flavors
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+
+	"github.com/kuota-dev/kuota/internal/state"
+	"github.com/kuota-dev/kuota/internal/workload"
+)
+
+// eligible reports whether a PodSet may use a flavor: the flavor's node
+// labels must agree with the PodSet's node selector and required node
+// affinity (only for keys the flavor defines), and the PodSet (or the flavor
+// itself) must tolerate the flavor's NoSchedule and NoExecute taints. When
+// not eligible it says why.
+func eligible(ps *workload.PodSetShape, f *state.Flavor) (bool, string) {
+	for key, want := range ps.NodeSelector {
+		if have, ok := f.NodeLabels[key]; ok && have != want {
+			return false, fmt.Sprintf("flavor %s doesn't match node selector %s=%s", f.Name, key, want)
+		}
+	}
+	if ps.RequiredAffinity != nil && !affinityMatches(ps.RequiredAffinity, f.NodeLabels) {
+		return false, fmt.Sprintf("flavor %s doesn't match the required node affinity", f.Name)
+	}
+	for i := range f.NodeTaints {
+		taint := &f.NodeTaints[i]
+		if taint.Effect != corev1.TaintEffectNoSchedule && taint.Effect != corev1.TaintEffectNoExecute {
+			continue
+		}
+		if !tolerated(taint, ps.Tolerations) && !tolerated(taint, f.Tolerations) {
+			return false, fmt.Sprintf("untolerated taint %s in flavor %s", taint.ToString(), f.Name)
+		}
+	}
+	return true, ""
+}
+
+func tolerated(taint *corev1.Taint, tolerations []corev1.Toleration) bool {
+	for i := range tolerations {
+		if tolerates(&tolerations[i], taint) {
+			return true
+		}
+	}
+	return false
+}
+
+// tolerates applies Kubernetes' toleration matching: an empty effect matches
+// every effect; an empty key with operator Exists matches every taint;
+// Exists ignores the value, Equal (the default) compares it.
+func tolerates(tol *corev1.Toleration, taint *corev1.Taint) bool {
+	if tol.Effect != "" && tol.Effect != taint.Effect {
+		return false
+	}
+	if tol.Key != "" && tol.Key != taint.Key {
+		return false
+	}
+	switch tol.Operator {
+	case corev1.TolerationOpExists:
+		return true
+	case corev1.TolerationOpEqual, "":
+		return tol.Key != "" && tol.Value == taint.Value
+	default:
+		return false
+	}
+}
+
+// affinityMatches evaluates required node affinity against a flavor's
+// labels, ignoring expressions on keys the flavor does not define. Terms are
+// ORed; expressions within a term are ANDed.
+func affinityMatches(ns *corev1.NodeSelector, flavorLabels map[string]string) bool {
+	if len(ns.NodeSelectorTerms) == 0 {
+		return true
+	}
+	set := labels.Set(flavorLabels)
+	for _, term := range ns.NodeSelectorTerms {
+		if termMatches(term, set) {
+			return true
+		}
+	}
+	return false
+}
+
+func termMatches(term corev1.NodeSelectorTerm, set labels.Set) bool {
+	for _, expr := range term.MatchExpressions {
+		if _, defined := set[expr.Key]; !defined {
+			continue
+		}
+		op, ok := operators[expr.Operator]
+		if !ok {
+			return false
+		}
+		req, err := labels.NewRequirement(expr.Key, op, expr.Values)
+		if err != nil || !req.Matches(set) {
+			return false
+		}
+	}
+	return true
+}
+
+var operators = map[corev1.NodeSelectorOperator]selection.Operator{
+	corev1.NodeSelectorOpIn:           selection.In,
+	corev1.NodeSelectorOpNotIn:        selection.NotIn,
+	corev1.NodeSelectorOpExists:       selection.Exists,
+	corev1.NodeSelectorOpDoesNotExist: selection.DoesNotExist,
+	corev1.NodeSelectorOpGt:           selection.GreaterThan,
+	corev1.NodeSelectorOpLt:           selection.LessThan,
+}

@@ -1,0 +1,144 @@
+package flavors
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/hierarchy"
+	"github.com/kuota-dev/kuota/internal/resources"
+	"github.com/kuota-dev/kuota/internal/state"
+	"github.com/kuota-dev/kuota/internal/workload"
+)
+
+// pickFlavor walks the group's flavors in order and returns the chosen one,
+// or nil with the most hopeful failure reason and messages for each flavor.
+func (a *Assigner) pickFlavor(cq *state.ClusterQueue, node *hierarchy.Node, shape *workload.Shape, idx int,
+	group *state.ResourceGroup, names []corev1.ResourceName, requests resources.Requests,
+	assumed resources.FlavorResourceQuantities) (*choice, Reason, []string) {
+	var best *choice
+	var reason Reason
+	var msgs []string
+	for _, fname := range group.Flavors {
+		if ok, why := a.eligible(shape, idx, fname); !ok {
+			if NoMatchingFlavor.rank() > reason.rank() {
+				reason = NoMatchingFlavor
+			}
+			msgs = append(msgs, why)
+			continue
+		}
+		c := choice{flavor: fname, mode: Fit}
+		for _, r := range names {
+			fr := resources.FlavorResource{Flavor: fname, Resource: r}
+			need := resources.Add(requests[r], assumed[fr])
+			mode, level, why, msg := classify(cq, node, fr, need)
+			if mode < c.mode {
+				c.mode = mode
+			}
+			c.level = max(c.level, level)
+			if mode == Preempt {
+				c.preempt = append(c.preempt, fr)
+			}
+			if mode != Fit {
+				msgs = append(msgs, msg)
+				if why.rank() > reason.rank() {
+					reason = why
+				}
+			}
+		}
+		if c.mode == NoFit {
+			continue
+		}
+		if best == nil || better(&c, best, cq.Preference) {
+			chosen := c
+			best = &chosen
+		}
+		if stopsSearch(&c, cq) {
+			break
+		}
+	}
+	return best, reason, msgs
+}
+
+// stopsSearch applies flavorFungibility: a flavor that fits without
+// borrowing always ends the search; one that fits by borrowing or needs
+// preemption ends it when the policy says MayStopSearch.
+func stopsSearch(c *choice, cq *state.ClusterQueue) bool {
+	switch {
+	case c.mode == Fit && c.level == 0:
+		return true
+	case c.mode == Fit:
+		return cq.WhenCanBorrow == kueue.MayStopSearch
+	case c.mode == Preempt:
+		return cq.WhenCanPreempt == kueue.MayStopSearch
+	}
+	return false
+}
+
+// better reports whether c beats best under the preference. On a tie the
+// earlier flavor (best) is kept.
+func better(c, best *choice, pref kueue.FlavorFungibilityPreference) bool {
+	if pref == kueue.PreemptionOverBorrowing {
+		if c.level != best.level {
+			return c.level < best.level
+		}
+		return c.mode > best.mode
+	}
+	if c.mode != best.mode {
+		return c.mode > best.mode
+	}
+	return c.level < best.level
+}
+
+// classify says how `need` of fr fits the ClusterQueue now.
+func classify(cq *state.ClusterQueue, node *hierarchy.Node, fr resources.FlavorResource, need resources.Amount) (Mode, int, Reason, string) {
+	if need > node.PotentialAvailable(fr) {
+		return NoFit, 0, ExceedsMaxQuota, fmt.Sprintf("insufficient quota for %s in flavor %s: %s requested, at most %s can ever be available",
+			fr.Resource, fr.Flavor, show(fr.Resource, need), show(fr.Resource, node.PotentialAvailable(fr)))
+	}
+	if need <= node.Available(fr) {
+		level, _ := node.BorrowingLevel(fr, need)
+		return Fit, level, "", ""
+	}
+	msg := fmt.Sprintf("insufficient unused quota for %s in flavor %s, %s more needed",
+		fr.Resource, fr.Flavor, show(fr.Resource, resources.Sub(need, node.Available(fr))))
+	if mayPreempt(cq, node, fr, need) {
+		level, _ := node.BorrowingLevel(fr, need)
+		return Preempt, level, WaitingForQuota, msg
+	}
+	return NoFit, 0, WaitingForQuota, msg
+}
+
+// mayPreempt tells whether the ClusterQueue's policies could let preemption
+// free the quota: within its nominal quota it may reclaim or preempt in its
+// own queue; beyond it only preemption within the queue or while borrowing.
+func mayPreempt(cq *state.ClusterQueue, node *hierarchy.Node, fr resources.FlavorResource, need resources.Amount) bool {
+	p := cq.Preemption
+	within := p.WithinClusterQueue != kueue.PreemptionPolicyNever
+	if resources.Add(node.Usage(fr), need) <= node.SubtreeQuota(fr) {
+		return within || p.ReclaimWithinCohort != kueue.PreemptionPolicyNever
+	}
+	return within || p.BorrowWithinCohort != kueue.BorrowWithinCohortPolicyNever
+}
+
+func show(name corev1.ResourceName, a resources.Amount) string {
+	q := resources.ToQuantity(name, a)
+	return q.String()
+}
+
+func (a *Assigner) eligible(shape *workload.Shape, idx int, fname kueue.ResourceFlavorReference) (bool, string) {
+	key := eligibilityKey{shape: shape, podSet: idx, flavor: fname}
+	if e, ok := a.cache[key]; ok {
+		return e.ok, e.reason
+	}
+	f, ok := a.flavors[fname]
+	var e eligibility
+	if !ok {
+		e = eligibility{reason: fmt.Sprintf("flavor %s not found", fname)}
+	} else {
+		e.ok, e.reason = eligible(&shape.PodSets[idx], f)
+	}
+	a.cache[key] = e
+	return e.ok, e.reason
+}

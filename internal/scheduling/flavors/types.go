@@ -1,0 +1,109 @@
+// Package flavors assigns a ResourceFlavor to every resource of every PodSet
+// of a workload in one ClusterQueue, from the quota left in the cohort tree.
+// It tries the flavors of each resource group in the order the ClusterQueue
+// lists them, skips flavors the PodSet may not use, classifies each flavor as
+// fitting (maybe by borrowing), needing preemption, or not fitting, and picks
+// one according to the queue's flavorFungibility. It is pure.
+package flavors
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/resources"
+)
+
+// Mode says how a workload fits a flavor. Higher is better.
+type Mode uint8
+
+const (
+	// NoFit: the workload cannot get the quota now, even by preemption.
+	NoFit Mode = iota
+	// Preempt: the quota exists but is in use; preempting could free it.
+	Preempt
+	// Fit: the quota is free now (possibly by borrowing).
+	Fit
+)
+
+// String names the mode.
+func (m Mode) String() string {
+	switch m {
+	case Fit:
+		return "Fit"
+	case Preempt:
+		return "Preempt"
+	default:
+		return "NoFit"
+	}
+}
+
+// Reason is a machine-readable reason why a workload got no assignment.
+type Reason string
+
+const (
+	// NoMatchingFlavor: no flavor is eligible for some PodSet (node labels,
+	// taints), or a requested resource is not covered by the ClusterQueue.
+	NoMatchingFlavor Reason = "NoMatchingFlavor"
+	// ExceedsMaxQuota: the request is more than the ClusterQueue could ever
+	// obtain, even with nothing else running.
+	ExceedsMaxQuota Reason = "ExceedsMaxQuota"
+	// WaitingForQuota: the quota exists but is in use.
+	WaitingForQuota Reason = "WaitingForQuota"
+)
+
+// rank orders failure reasons from least to most hopeful.
+func (r Reason) rank() int {
+	switch r {
+	case WaitingForQuota:
+		return 3
+	case ExceedsMaxQuota:
+		return 2
+	case NoMatchingFlavor:
+		return 1
+	}
+	return 0
+}
+
+// PodSetAssignment is the outcome for one PodSet.
+type PodSetAssignment struct {
+	Name kueue.PodSetReference
+	// Count is the number of pods assigned (below the PodSet's count under
+	// partial admission).
+	Count int32
+	// Flavors maps each requested resource to its flavor.
+	Flavors map[corev1.ResourceName]kueue.ResourceFlavorReference
+	// Requests are the total requests of Count pods.
+	Requests resources.Requests
+	Mode     Mode
+}
+
+// Assignment is the outcome for a workload.
+type Assignment struct {
+	PodSets []PodSetAssignment
+	// Mode is the worst mode over all PodSets and resources.
+	Mode Mode
+	// BorrowingLevel is the highest level over all resources: 0 means the
+	// workload stays within its ClusterQueue's own quota.
+	BorrowingLevel int
+	// Usage is the quota the workload would hold, per (flavor, resource).
+	Usage resources.FlavorResourceQuantities
+	// PreemptFor lists the (flavor, resource) pairs that need preemption
+	// when Mode is Preempt, in a stable order.
+	PreemptFor []resources.FlavorResource
+	// Reason and Message explain a Mode below Fit.
+	Reason  Reason
+	Message string
+}
+
+// Borrowing reports whether the workload would use quota beyond its
+// ClusterQueue's own.
+func (a *Assignment) Borrowing() bool { return a.BorrowingLevel > 0 }
+
+// TotalCount is the number of pods assigned over all PodSets.
+func (a *Assignment) TotalCount() int64 {
+	var n int64
+	for _, ps := range a.PodSets {
+		n += int64(ps.Count)
+	}
+	return n
+}

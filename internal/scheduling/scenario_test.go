@@ -1,0 +1,290 @@
+package scheduling
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/resources"
+	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
+	"github.com/kuota-dev/kuota/internal/state"
+	"github.com/kuota-dev/kuota/internal/workload"
+)
+
+// scenario is one file of testdata/scenarios: a cluster state, pending
+// workloads and the decision expected for every one of them. Specs use the
+// kueue.x-k8s.io/v1beta2 field names.
+type scenario struct {
+	Description   string                              `json:"description"`
+	Options       scenarioOptions                     `json:"options"`
+	Flavors       map[string]kueue.ResourceFlavorSpec `json:"flavors"`
+	Cohorts       map[string]kueue.CohortSpec         `json:"cohorts"`
+	ClusterQueues map[string]kueue.ClusterQueueSpec   `json:"clusterQueues"`
+	Namespaces    map[string]map[string]string        `json:"namespaces"`
+	Admitted      []scenarioAdmitted                  `json:"admitted"`
+	Pending       []scenarioWorkload                  `json:"pending"`
+	Expect        map[string]scenarioExpect           `json:"expect"`
+}
+
+type scenarioOptions struct {
+	IgnoreUndeclared bool `json:"ignoreUndeclared"`
+}
+
+// scenarioAdmitted is a workload already holding quota: usage maps flavor to
+// resource amounts.
+type scenarioAdmitted struct {
+	Name         string                                  `json:"name"`
+	Namespace    string                                  `json:"namespace"`
+	ClusterQueue string                                  `json:"clusterQueue"`
+	Priority     int32                                   `json:"priority"`
+	Usage        map[string]map[string]resource.Quantity `json:"usage"`
+}
+
+type scenarioWorkload struct {
+	Name         string           `json:"name"`
+	Namespace    string           `json:"namespace"`
+	ClusterQueue string           `json:"clusterQueue"`
+	Priority     int32            `json:"priority"`
+	Time         int64            `json:"time"` // queue-order time, seconds
+	PodSets      []scenarioPodSet `json:"podSets"`
+}
+
+type scenarioPodSet struct {
+	Name         string               `json:"name"`
+	Count        *int32               `json:"count"`
+	MinCount     int32                `json:"minCount"`
+	Requests     corev1.ResourceList  `json:"requests"`
+	NodeSelector map[string]string    `json:"nodeSelector"`
+	Affinity     *corev1.NodeSelector `json:"affinity"`
+	Tolerations  []corev1.Toleration  `json:"tolerations"`
+}
+
+// scenarioExpect is the expected decision. With admit, flavors (PodSet ->
+// resource -> flavor), counts and borrowingLevel are checked when given;
+// otherwise reason is required and message, when given, must be contained.
+type scenarioExpect struct {
+	Admit          bool                         `json:"admit"`
+	Flavors        map[string]map[string]string `json:"flavors"`
+	Counts         map[string]int32             `json:"counts"`
+	BorrowingLevel *int                         `json:"borrowingLevel"`
+	Reason         Reason                       `json:"reason"`
+	Message        string                       `json:"message"`
+}
+
+func loadScenario(t *testing.T, path string) *scenario {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sc scenario
+	if err := yaml.UnmarshalStrict(data, &sc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return &sc
+}
+
+// build turns the scenario into a snapshot and queues.
+func (sc *scenario) build(t *testing.T) (*state.Snapshot, []workload.Queue, Options) {
+	t.Helper()
+	st := state.New()
+	for name, spec := range sc.Flavors {
+		st.SetFlavor(state.NewFlavor(&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}))
+	}
+	for name, spec := range sc.Cohorts {
+		st.SetCohort(state.NewCohort(&kueue.Cohort{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}))
+	}
+	for name, spec := range sc.ClusterQueues {
+		if spec.NamespaceSelector == nil {
+			spec.NamespaceSelector = &metav1.LabelSelector{}
+		}
+		cq, err := state.NewClusterQueue(&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.SetClusterQueue(cq)
+	}
+	st.SetNamespace("default", map[string]string{corev1.LabelMetadataName: "default"})
+	for name, l := range sc.Namespaces {
+		st.SetNamespace(name, l)
+	}
+	for _, a := range sc.Admitted {
+		usage := resources.FlavorResourceQuantities{}
+		for f, rs := range a.Usage {
+			for r, q := range rs {
+				usage[resources.FlavorResource{Flavor: kueue.ResourceFlavorReference(f), Resource: corev1.ResourceName(r)}] = resources.FromQuantity(q)
+			}
+		}
+		if err := st.Assume(&state.Admitted{Key: key(a.Namespace, a.Name), ClusterQueue: kueue.ClusterQueueReference(a.ClusterQueue),
+			Priority: a.Priority, Usage: usage}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st.Snapshot(), sc.queues(), Options{Flavors: flavors.Options{IgnoreUndeclared: sc.Options.IgnoreUndeclared}}
+}
+
+func key(ns, name string) types.NamespacedName {
+	if ns == "" {
+		ns = "default"
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}
+}
+
+func (sc *scenario) queues() []workload.Queue {
+	byCQ := map[string][]*workload.Info{}
+	shapes := workload.NewShapes()
+	for _, w := range sc.Pending {
+		var podSets []workload.PodSetShape
+		for _, ps := range w.PodSets {
+			count := int32(1)
+			if ps.Count != nil {
+				count = *ps.Count
+			}
+			name := ps.Name
+			if name == "" {
+				name = "main"
+			}
+			perPod := resources.FromResourceList(ps.Requests)
+			perPod[corev1.ResourcePods] = resources.One
+			podSets = append(podSets, workload.PodSetShape{Name: kueue.PodSetReference(name), Count: count, MinCount: ps.MinCount,
+				PerPod: perPod, NodeSelector: ps.NodeSelector, RequiredAffinity: ps.Affinity, Tolerations: ps.Tolerations})
+		}
+		info := &workload.Info{Key: key(w.Namespace, w.Name), UID: types.UID(w.Name), ClusterQueue: kueue.ClusterQueueReference(w.ClusterQueue),
+			Priority: w.Priority, QueueOrderTime: w.Time * int64(time.Second), Shape: shapes.Intern(workload.NewShape(podSets))}
+		byCQ[w.ClusterQueue] = append(byCQ[w.ClusterQueue], info)
+	}
+	var out []workload.Queue
+	for cq, ws := range byCQ {
+		slices.SortFunc(ws, workload.Compare)
+		out = append(out, workload.Queue{ClusterQueue: kueue.ClusterQueueReference(cq), Workloads: ws})
+	}
+	return out
+}
+
+func TestScenarios(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "scenarios", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenario files found (err=%v)", err)
+	}
+	for _, path := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".yaml"), func(t *testing.T) {
+			sc := loadScenario(t, path)
+			snap, queues, opts := sc.build(t)
+			result := Decide(snap, queues, opts)
+			checkScenario(t, sc, result)
+			// Determinism: the same input gives the same decisions.
+			again := Decide(snap, queues, opts)
+			if got, want := describe(again), describe(result); got != want {
+				t.Errorf("a second run decided differently:\n%s\nvs\n%s", got, want)
+			}
+		})
+	}
+}
+
+func checkScenario(t *testing.T, sc *scenario, result Result) {
+	t.Helper()
+	if len(result.Decisions) != len(sc.Pending) {
+		t.Fatalf("%d decisions for %d pending workloads", len(result.Decisions), len(sc.Pending))
+	}
+	seen := map[string]bool{}
+	for _, d := range result.Decisions {
+		name := d.Workload.Key.Name
+		seen[name] = true
+		want, ok := sc.Expect[name]
+		if !ok {
+			t.Errorf("no expectation for %s (decided: %s)", name, describeOne(d))
+			continue
+		}
+		checkDecision(t, name, want, d)
+	}
+	for name := range sc.Expect {
+		if !seen[name] {
+			t.Errorf("expectation for %s, which is not pending", name)
+		}
+	}
+}
+
+func checkDecision(t *testing.T, name string, want scenarioExpect, d Decision) {
+	t.Helper()
+	if want.Admit != d.Admit {
+		t.Errorf("%s: admit = %v, want %v (%s)", name, d.Admit, want.Admit, describeOne(d))
+		return
+	}
+	if !want.Admit {
+		if want.Reason == "" {
+			t.Errorf("%s: expectation needs a reason", name)
+		}
+		if d.Reason != want.Reason {
+			t.Errorf("%s: reason = %s, want %s (%s)", name, d.Reason, want.Reason, d.Message)
+		}
+		if want.Message != "" && !strings.Contains(d.Message, want.Message) {
+			t.Errorf("%s: message %q does not contain %q", name, d.Message, want.Message)
+		}
+		return
+	}
+	asg := d.Assignment
+	for ps, rs := range want.Flavors {
+		psa := findPodSet(asg, ps)
+		if psa == nil {
+			t.Errorf("%s: no assignment for pod set %s", name, ps)
+			continue
+		}
+		for r, f := range rs {
+			if got := psa.Flavors[corev1.ResourceName(r)]; string(got) != f {
+				t.Errorf("%s: %s/%s flavor = %q, want %q", name, ps, r, got, f)
+			}
+		}
+	}
+	for ps, n := range want.Counts {
+		if psa := findPodSet(asg, ps); psa == nil || psa.Count != n {
+			t.Errorf("%s: %s count = %v, want %d", name, ps, psa, n)
+		}
+	}
+	if want.BorrowingLevel != nil && asg.BorrowingLevel != *want.BorrowingLevel {
+		t.Errorf("%s: borrowing level = %d, want %d", name, asg.BorrowingLevel, *want.BorrowingLevel)
+	}
+}
+
+func findPodSet(asg *flavors.Assignment, name string) *flavors.PodSetAssignment {
+	for i := range asg.PodSets {
+		if string(asg.PodSets[i].Name) == name {
+			return &asg.PodSets[i]
+		}
+	}
+	return nil
+}
+
+func describe(r Result) string {
+	var b strings.Builder
+	for _, d := range r.Decisions {
+		b.WriteString(describeOne(d) + "\n")
+	}
+	return b.String()
+}
+
+func describeOne(d Decision) string {
+	if !d.Admit {
+		return fmt.Sprintf("%s: %s: %s", d.Workload.Key.Name, d.Reason, d.Message)
+	}
+	var parts []string
+	for _, ps := range d.Assignment.PodSets {
+		var fl []string
+		for _, r := range slices.Sorted(maps.Keys(ps.Flavors)) {
+			fl = append(fl, fmt.Sprintf("%s=%s", r, ps.Flavors[r]))
+		}
+		parts = append(parts, fmt.Sprintf("%s x%d [%s]", ps.Name, ps.Count, strings.Join(fl, " ")))
+	}
+	return fmt.Sprintf("%s: admitted (level %d) %s", d.Workload.Key.Name, d.Assignment.BorrowingLevel, strings.Join(parts, ", "))
+}

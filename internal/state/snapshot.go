@@ -1,0 +1,109 @@
+package state
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/hierarchy"
+)
+
+// Snapshot is an immutable view of the state for one scheduling cycle.
+// Callers must not modify it; the scheduling core clones the tree before
+// simulating admissions.
+type Snapshot struct {
+	Tree          *hierarchy.Tree
+	ClusterQueues map[kueue.ClusterQueueReference]*ClusterQueue
+	Cohorts       map[kueue.CohortReference]*Cohort
+	Flavors       map[kueue.ResourceFlavorReference]*Flavor
+	Namespaces    map[string]labels.Set
+	Admitted      map[types.NamespacedName]*Admitted
+	checks        map[kueue.AdmissionCheckReference]bool
+	inactive      map[kueue.ClusterQueueReference]Inactive
+}
+
+// Inactive explains why a ClusterQueue cannot admit workloads. Reason is one
+// of Kueue's Active condition reasons.
+type Inactive struct {
+	Reason  string
+	Message string
+}
+
+// Reasons of an inactive ClusterQueue (the Active condition's reasons).
+const (
+	InactiveStopped                = "Stopped"
+	InactiveFlavorNotFound         = "FlavorNotFound"
+	InactiveAdmissionCheckNotFound = "AdmissionCheckNotFound"
+	InactiveAdmissionCheckInactive = "AdmissionCheckInactive"
+	InactiveCohortCycle            = "CohortCycle"
+)
+
+// ClusterQueueInactive returns why the ClusterQueue cannot admit, or false
+// when it is active.
+func (s *Snapshot) ClusterQueueInactive(name kueue.ClusterQueueReference) (Inactive, bool) {
+	in, ok := s.inactive[name]
+	return in, ok
+}
+
+func (s *Snapshot) computeInactive() {
+	s.inactive = map[kueue.ClusterQueueReference]Inactive{}
+	for name, cq := range s.ClusterQueues {
+		var reasons, messages []string
+		add := func(reason, msg string) {
+			reasons = append(reasons, reason)
+			messages = append(messages, msg)
+		}
+		if cq.StopPolicy != kueue.None {
+			add(InactiveStopped, "the ClusterQueue is stopped (stopPolicy "+string(cq.StopPolicy)+")")
+		}
+		var missing []string
+		for _, f := range cq.Flavors() {
+			if _, ok := s.Flavors[f]; !ok {
+				missing = append(missing, string(f))
+			}
+		}
+		if len(missing) > 0 {
+			add(InactiveFlavorNotFound, "ResourceFlavors not found: "+strings.Join(missing, ", "))
+		}
+		for _, ac := range cq.AdmissionChecks {
+			active, found := s.checks[ac.Name]
+			switch {
+			case !found:
+				add(InactiveAdmissionCheckNotFound, fmt.Sprintf("AdmissionCheck %s not found", ac.Name))
+			case !active:
+				add(InactiveAdmissionCheckInactive, fmt.Sprintf("AdmissionCheck %s is not active", ac.Name))
+			}
+		}
+		if n := s.Tree.ClusterQueue(name); n != nil && !n.Active() {
+			add(InactiveCohortCycle, "the Cohort "+string(cq.Cohort)+" is part of a cycle of parents")
+		}
+		if len(reasons) > 0 {
+			s.inactive[name] = Inactive{Reason: reasons[0], Message: strings.Join(messages, "; ")}
+		}
+	}
+}
+
+// NamespaceAllowed reports whether the ClusterQueue admits workloads from ns.
+func (s *Snapshot) NamespaceAllowed(cq *ClusterQueue, ns string) bool {
+	if cq.NamespaceSelector == nil {
+		return false
+	}
+	return cq.NamespaceSelector.Matches(s.Namespaces[ns])
+}
+
+// AdmittedIn returns the workloads holding quota in a ClusterQueue, sorted
+// by key.
+func (s *Snapshot) AdmittedIn(name kueue.ClusterQueueReference) []*Admitted {
+	var out []*Admitted
+	for _, a := range s.Admitted {
+		if a.ClusterQueue == name {
+			out = append(out, a)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Admitted) int { return strings.Compare(a.Key.String(), b.Key.String()) })
+	return out
+}

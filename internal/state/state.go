@@ -1,0 +1,160 @@
+package state
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/hierarchy"
+	"github.com/kuota-dev/kuota/internal/resources"
+)
+
+// Admitted is a workload holding quota in a ClusterQueue.
+type Admitted struct {
+	Key          types.NamespacedName
+	UID          types.UID
+	ClusterQueue kueue.ClusterQueueReference
+	Priority     int32
+	// Usage is the quota the workload holds, per (flavor, resource).
+	Usage resources.FlavorResourceQuantities
+	// ReservedAt (Unix nanoseconds) is when quota was reserved.
+	ReservedAt int64
+	// QueueOrderTime (Unix nanoseconds) is the workload's queue-order time.
+	QueueOrderTime int64
+	// Evicting is true once an eviction was requested.
+	Evicting bool
+}
+
+// State is the live picture, fed by controllers. It is not safe for
+// concurrent use; the manager serializes access.
+type State struct {
+	flavors    map[kueue.ResourceFlavorReference]*Flavor
+	queues     map[kueue.ClusterQueueReference]*ClusterQueue
+	cohorts    map[kueue.CohortReference]*Cohort
+	checks     map[kueue.AdmissionCheckReference]bool
+	namespaces map[string]labels.Set
+	admitted   map[types.NamespacedName]*Admitted
+	tree       *hierarchy.Tree
+}
+
+// New returns an empty state.
+func New() *State {
+	return &State{
+		flavors:    map[kueue.ResourceFlavorReference]*Flavor{},
+		queues:     map[kueue.ClusterQueueReference]*ClusterQueue{},
+		cohorts:    map[kueue.CohortReference]*Cohort{},
+		checks:     map[kueue.AdmissionCheckReference]bool{},
+		namespaces: map[string]labels.Set{},
+		admitted:   map[types.NamespacedName]*Admitted{},
+		tree:       hierarchy.New(),
+	}
+}
+
+// SetFlavor adds or replaces a flavor.
+func (s *State) SetFlavor(f *Flavor) { s.flavors[f.Name] = f }
+
+// DeleteFlavor removes a flavor.
+func (s *State) DeleteFlavor(name kueue.ResourceFlavorReference) { delete(s.flavors, name) }
+
+// SetClusterQueue adds or replaces a ClusterQueue; usage of its admitted
+// workloads is kept.
+func (s *State) SetClusterQueue(cq *ClusterQueue) {
+	s.queues[cq.Name] = cq
+	s.tree.SetClusterQueue(cq.Name, cq.Cohort, cq.Quotas)
+}
+
+// DeleteClusterQueue removes a ClusterQueue. Its admitted workloads stay
+// recorded until forgotten, so that usage is not lost if it comes back.
+func (s *State) DeleteClusterQueue(name kueue.ClusterQueueReference) {
+	delete(s.queues, name)
+	s.tree.DeleteClusterQueue(name)
+}
+
+// SetCohort adds or replaces a Cohort.
+func (s *State) SetCohort(c *Cohort) {
+	s.cohorts[c.Name] = c
+	s.tree.SetCohort(c.Name, c.Parent, c.Quotas)
+}
+
+// DeleteCohort removes a Cohort object.
+func (s *State) DeleteCohort(name kueue.CohortReference) {
+	delete(s.cohorts, name)
+	s.tree.DeleteCohort(name)
+}
+
+// SetAdmissionCheck records whether an AdmissionCheck exists and is active.
+func (s *State) SetAdmissionCheck(name kueue.AdmissionCheckReference, active bool) {
+	s.checks[name] = active
+}
+
+// DeleteAdmissionCheck forgets an AdmissionCheck.
+func (s *State) DeleteAdmissionCheck(name kueue.AdmissionCheckReference) { delete(s.checks, name) }
+
+// SetNamespace records a namespace's labels.
+func (s *State) SetNamespace(name string, l map[string]string) { s.namespaces[name] = labels.Set(l) }
+
+// DeleteNamespace forgets a namespace.
+func (s *State) DeleteNamespace(name string) { delete(s.namespaces, name) }
+
+// Assume records an admission and adds its usage to the tree. It fails if
+// the workload already holds quota, so nothing is admitted twice.
+func (s *State) Assume(a *Admitted) error {
+	if prev, ok := s.admitted[a.Key]; ok {
+		return fmt.Errorf("workload %s already holds quota in ClusterQueue %s", a.Key, prev.ClusterQueue)
+	}
+	s.admitted[a.Key] = a
+	if n := s.tree.ClusterQueue(a.ClusterQueue); n != nil {
+		s.tree.AddUsage(n, a.Usage)
+	}
+	return nil
+}
+
+// Forget removes an admission and releases its usage. It reports whether
+// the workload held quota.
+func (s *State) Forget(key types.NamespacedName) bool {
+	a, ok := s.admitted[key]
+	if !ok {
+		return false
+	}
+	delete(s.admitted, key)
+	if n := s.tree.ClusterQueue(a.ClusterQueue); n != nil {
+		s.tree.RemoveUsage(n, a.Usage)
+	}
+	return true
+}
+
+// Admitted returns the admission of a workload, if any.
+func (s *State) Admitted(key types.NamespacedName) (*Admitted, bool) {
+	a, ok := s.admitted[key]
+	return a, ok
+}
+
+// ClusterQueue returns a ClusterQueue.
+func (s *State) ClusterQueue(name kueue.ClusterQueueReference) (*ClusterQueue, bool) {
+	cq, ok := s.queues[name]
+	return cq, ok
+}
+
+// ClusterQueueNames returns every ClusterQueue name, sorted.
+func (s *State) ClusterQueueNames() []kueue.ClusterQueueReference {
+	return slices.Sorted(maps.Keys(s.queues))
+}
+
+// Snapshot returns an immutable copy for one scheduling cycle.
+func (s *State) Snapshot() *Snapshot {
+	snap := &Snapshot{
+		Tree:          s.tree.Clone(),
+		ClusterQueues: maps.Clone(s.queues),
+		Cohorts:       maps.Clone(s.cohorts),
+		Flavors:       maps.Clone(s.flavors),
+		Namespaces:    maps.Clone(s.namespaces),
+		Admitted:      maps.Clone(s.admitted),
+		checks:        maps.Clone(s.checks),
+	}
+	snap.computeInactive()
+	return snap
+}

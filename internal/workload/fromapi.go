@@ -1,0 +1,39 @@
+package workload
+
+import (
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/resources"
+)
+
+// ShapeOptions tune how API PodSets become shapes.
+type ShapeOptions struct {
+	// ExcludedResourcePrefixes drops matching resources from requests.
+	ExcludedResourcePrefixes []string
+}
+
+// ShapeFromPodSets builds the shape of a Workload's PodSets.
+func ShapeFromPodSets(podSets []kueue.PodSet, opts ShapeOptions) *Shape {
+	out := make([]PodSetShape, len(podSets))
+	for i := range podSets {
+		ps := &podSets[i]
+		spec := &ps.Template.Spec
+		perPod := resources.PodRequests(spec)
+		perPod["pods"] = resources.One
+		resources.Exclude(perPod, opts.ExcludedResourcePrefixes)
+		shape := PodSetShape{
+			Name:         ps.Name,
+			Count:        ps.Count,
+			PerPod:       perPod,
+			NodeSelector: spec.NodeSelector,
+			Tolerations:  spec.Tolerations,
+		}
+		if ps.MinCount != nil {
+			shape.MinCount = *ps.MinCount
+		}
+		if spec.Affinity != nil && spec.Affinity.NodeAffinity != nil {
+			shape.RequiredAffinity = spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+		}
+		out[i] = shape
+	}
+	return NewShape(out)
+}

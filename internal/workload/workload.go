@@ -1,0 +1,62 @@
+// Package workload holds the compact, scheduler-side view of a Workload: its
+// identity, queue, priority, queue-order time and an interned Shape (what its
+// PodSets request and where their pods may run). Pending queues hold these
+// instead of full API objects, and workloads of the same shape share one
+// Shape, so a deep queue costs little memory and a whole shape can be
+// skipped when one of its members does not fit.
+//
+// The package is pure: no I/O, no globals.
+package workload
+
+import (
+	"cmp"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+)
+
+// Info is what the queues and the scheduling core know about a workload.
+// Infos are treated as immutable once queued: an update replaces the Info.
+type Info struct {
+	// Key is the workload's namespace and name.
+	Key types.NamespacedName
+	// UID breaks ties in queue order.
+	UID types.UID
+	// LocalQueue is spec.queueName.
+	LocalQueue kueue.LocalQueueName
+	// ClusterQueue is the ClusterQueue behind the LocalQueue.
+	ClusterQueue kueue.ClusterQueueReference
+	// Priority is the effective priority; higher is admitted first.
+	Priority int32
+	// QueueOrderTime (Unix nanoseconds) orders workloads of equal priority:
+	// the creation time, or the eviction time after some evictions.
+	QueueOrderTime int64
+	// RequeueAt (Unix nanoseconds) is the end of a requeue backoff; 0 if none.
+	RequeueAt int64
+	// Shape is what the workload requests; shared by identical workloads.
+	Shape *Shape
+}
+
+// Compare orders two workloads of one queue: higher priority first, then
+// earlier queue-order time, then UID. It returns a negative number when a
+// goes first.
+func Compare(a, b *Info) int {
+	if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.QueueOrderTime, b.QueueOrderTime); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.UID, b.UID); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Key.String(), b.Key.String())
+}
+
+// Queue is the ordered list of pending workloads of one ClusterQueue, as the
+// queues hand it to the scheduling core.
+type Queue struct {
+	ClusterQueue kueue.ClusterQueueReference
+	Workloads    []*Info
+}
