@@ -1,0 +1,150 @@
+package queueing
+
+import (
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/workload"
+)
+
+// Candidates returns, per ClusterQueue (sorted by name), the workloads to
+// consider in a cycle at time now (Unix nanoseconds), in queue order:
+// everything pending except parked workloads and those in backoff.
+func (m *Manager) Candidates(now int64) []workload.Queue {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.releaseBackoff(now)
+	out := make([]workload.Queue, 0, len(m.queues))
+	for _, q := range m.sortedQueues() {
+		q.sort()
+		var ws []*workload.Info
+		for _, e := range q.items {
+			if e.parked || e.info.RequeueAt > now {
+				continue
+			}
+			if _, parked := q.parkedShapes[e.info.Shape]; parked {
+				continue
+			}
+			ws = append(ws, e.info)
+		}
+		if len(ws) > 0 {
+			out = append(out, workload.Queue{ClusterQueue: q.name, Workloads: ws})
+		}
+	}
+	return out
+}
+
+func (m *Manager) sortedQueues() []*queue {
+	out := make([]*queue, 0, len(m.queues))
+	for _, q := range m.queues {
+		out = append(out, q)
+	}
+	slices.SortFunc(out, func(a, b *queue) int { return strings.Compare(string(a.name), string(b.name)) })
+	return out
+}
+
+func (q *queue) sort() {
+	q.compact()
+	if q.sorted {
+		return
+	}
+	slices.SortFunc(q.items, func(a, b *entry) int { return workload.Compare(a.info, b.info) })
+	q.sorted = true
+}
+
+func (m *Manager) releaseBackoff(now int64) {
+	for e := range m.backoff {
+		if e.info.RequeueAt <= now {
+			delete(m.backoff, e)
+		}
+	}
+}
+
+// NextRequeueAt returns the earliest requeueAt after now of a workload in
+// backoff, or 0 when none waits.
+func (m *Manager) NextRequeueAt(now int64) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var next int64
+	for e := range m.backoff {
+		if at := e.info.RequeueAt; at > now && (next == 0 || at < next) {
+			next = at
+		}
+	}
+	return next
+}
+
+// ParkShape parks every workload of a shape in a BestEffortFIFO
+// ClusterQueue, because one of them did not fit. StrictFIFO queues keep
+// their head so that it blocks as it should.
+func (m *Manager) ParkShape(cq kueue.ClusterQueueReference, shape *workload.Shape) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if q := m.queues[cq]; q != nil && q.strategy != kueue.StrictFIFO {
+		q.parkedShapes[shape] = struct{}{}
+	}
+}
+
+// ParkWorkload parks one workload refused for a reason of its own.
+func (m *Manager) ParkWorkload(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.workloads[key]; ok {
+		e.parked = true
+	}
+}
+
+// Unpark releases what is parked in the given ClusterQueues, for instance
+// all the queues of a cohort tree whose capacity grew.
+func (m *Manager) Unpark(cqs ...kueue.ClusterQueueReference) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, name := range cqs {
+		if q := m.queues[name]; q != nil {
+			clear(q.parkedShapes)
+			for _, e := range q.items {
+				if e.queue == q {
+					e.parked = false
+				}
+			}
+		}
+	}
+}
+
+// UnparkAll releases everything parked, after a change that may affect any
+// queue (a flavor, a cohort, a namespace).
+func (m *Manager) UnparkAll() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.unparkAllLocked()
+}
+
+func (m *Manager) unparkAllLocked() {
+	for _, q := range m.queues {
+		clear(q.parkedShapes)
+	}
+	for _, e := range m.workloads {
+		e.parked = false
+	}
+}
+
+// Parked reports whether a pending workload is parked (alone or by shape).
+func (m *Manager) Parked(key types.NamespacedName) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.workloads[key]
+	if !ok {
+		return false
+	}
+	if e.parked {
+		return true
+	}
+	if e.queue != nil {
+		_, parked := e.queue.parkedShapes[e.info.Shape]
+		return parked
+	}
+	return false
+}

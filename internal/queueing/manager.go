@@ -1,0 +1,168 @@
+// Package queueing holds the pending workloads of every ClusterQueue, in
+// queue order (priority, then queue-order time, then UID), and hands them to
+// the scheduling core each cycle.
+//
+// Workloads that cannot be admitted are parked so that later cycles do not
+// evaluate them again and again: under BestEffortFIFO a whole shape is
+// parked in its ClusterQueue when one member does not fit (its siblings
+// cannot fit either), and a workload refused for a reason of its own (its
+// namespace, an inactive queue) is parked alone. Parked workloads come back
+// when something that could change the answer happens: capacity grows in
+// their part of the cohort tree, or a queue, cohort, flavor or namespace
+// changes. Workloads in requeue backoff wait until their requeueAt.
+//
+// The package is pure (no I/O); a Manager is safe for concurrent use.
+package queueing
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/workload"
+)
+
+// LocalQueueKey names a LocalQueue.
+type LocalQueueKey struct {
+	Namespace string
+	Name      kueue.LocalQueueName
+}
+
+// Manager holds the pending queues.
+type Manager struct {
+	mu          sync.Mutex
+	queues      map[kueue.ClusterQueueReference]*queue
+	localQueues map[LocalQueueKey]kueue.ClusterQueueReference
+	workloads   map[types.NamespacedName]*entry
+	perLocal    map[LocalQueueKey]int
+	shapes      *workload.Shapes
+	// backoff holds entries whose requeueAt is in the future.
+	backoff map[*entry]struct{}
+}
+
+type entry struct {
+	info *workload.Info
+	// queue is the ClusterQueue the entry belongs to (nil: detached).
+	queue *queue
+	// listedIn is the queue whose items slice holds the entry; it may be
+	// stale after a removal, which is cleaned up lazily.
+	listedIn *queue
+	parked   bool
+}
+
+type queue struct {
+	name     kueue.ClusterQueueReference
+	strategy kueue.QueueingStrategy
+	// items holds the entries in queue order when sorted is true, plus
+	// removed entries until the next compaction.
+	items  []*entry
+	count  int
+	stale  int
+	sorted bool
+	// parkedShapes are shapes that did not fit (BestEffortFIFO).
+	parkedShapes map[*workload.Shape]struct{}
+}
+
+// NewManager returns an empty manager.
+func NewManager() *Manager {
+	return &Manager{
+		queues:      map[kueue.ClusterQueueReference]*queue{},
+		localQueues: map[LocalQueueKey]kueue.ClusterQueueReference{},
+		workloads:   map[types.NamespacedName]*entry{},
+		perLocal:    map[LocalQueueKey]int{},
+		shapes:      workload.NewShapes(),
+		backoff:     map[*entry]struct{}{},
+	}
+}
+
+// InternShape returns the shared copy of a shape. Callers building Infos
+// should intern their shapes so identical workloads share one.
+func (m *Manager) InternShape(s *workload.Shape) *workload.Shape {
+	return m.shapes.Intern(s)
+}
+
+// SetClusterQueue adds a ClusterQueue or updates its strategy. Any change
+// may make parked workloads admissible, so they are released.
+func (m *Manager) SetClusterQueue(name kueue.ClusterQueueReference, strategy kueue.QueueingStrategy) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queues[name]
+	if q == nil {
+		q = &queue{name: name, parkedShapes: map[*workload.Shape]struct{}{}}
+		m.queues[name] = q
+		// Workloads waiting for this queue to exist join it.
+		for _, e := range m.workloads {
+			if e.queue == nil && e.info.ClusterQueue == name {
+				m.attach(e)
+			}
+		}
+	}
+	q.strategy = strategy
+	m.unparkAllLocked()
+}
+
+// DeleteClusterQueue removes a ClusterQueue; its workloads stay pending,
+// detached, until it comes back or their LocalQueue changes.
+func (m *Manager) DeleteClusterQueue(name kueue.ClusterQueueReference) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queues[name]
+	if q == nil {
+		return
+	}
+	for _, e := range q.items {
+		if e.queue == q {
+			e.queue, e.listedIn = nil, nil
+		}
+	}
+	delete(m.queues, name)
+}
+
+// SetLocalQueue records which ClusterQueue a LocalQueue feeds.
+func (m *Manager) SetLocalQueue(key LocalQueueKey, cq kueue.ClusterQueueReference) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.localQueues[key] = cq
+	for _, e := range m.workloads {
+		if e.info.Key.Namespace == key.Namespace && e.info.LocalQueue == key.Name && e.info.ClusterQueue != cq {
+			m.detach(e)
+			info := *e.info
+			info.ClusterQueue = cq
+			e.info = &info
+			m.attach(e)
+		}
+	}
+}
+
+// DeleteLocalQueue forgets a LocalQueue; its workloads stay pending, detached.
+func (m *Manager) DeleteLocalQueue(key LocalQueueKey) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.localQueues, key)
+	for _, e := range m.workloads {
+		if e.info.Key.Namespace == key.Namespace && e.info.LocalQueue == key.Name {
+			m.detach(e)
+		}
+	}
+}
+
+// ClusterQueueFor resolves a LocalQueue.
+func (m *Manager) ClusterQueueFor(key LocalQueueKey) (kueue.ClusterQueueReference, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cq, ok := m.localQueues[key]
+	return cq, ok
+}
+
+// ClusterQueueNames returns the known ClusterQueues, sorted.
+func (m *Manager) ClusterQueueNames() []kueue.ClusterQueueReference {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.SortedFunc(maps.Keys(m.queues), func(a, b kueue.ClusterQueueReference) int {
+		return strings.Compare(string(a), string(b))
+	})
+}
