@@ -22,13 +22,13 @@ var purePackages = []string{
 // forbidden lists import path prefixes a pure package must not reach, with
 // the reason; allowed lists exceptions inside those prefixes.
 var forbidden = map[string]string{
-	"k8s.io/client-go":                         "Kubernetes client (I/O)",
-	"sigs.k8s.io/controller-runtime":           "controller-runtime client/manager (I/O)",
-	"github.com/prometheus":                    "metrics",
-	"k8s.io/component-base/featuregate":        "feature-gate globals",
-	"k8s.io/component-base/metrics":            "metrics",
+	"k8s.io/client-go":                          "Kubernetes client (I/O)",
+	"sigs.k8s.io/controller-runtime":            "controller-runtime client/manager (I/O)",
+	"github.com/prometheus":                     "metrics",
+	"k8s.io/component-base/featuregate":         "feature-gate globals",
+	"k8s.io/component-base/metrics":             "metrics",
 	"github.com/kuota-dev/kuota/internal/apply": "API writes",
-	"os/exec":                                  "running processes",
+	"os/exec": "running processes",
 }
 
 var allowed = []string{
