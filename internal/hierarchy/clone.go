@@ -18,7 +18,7 @@ func (t *Tree) Clone() *Tree {
 	copies := make(map[*Node]*Node, len(t.queues)+len(t.cohorts))
 	copyOf := func(n *Node) *Node {
 		c := &Node{
-			name: n.name, kind: n.kind, explicit: n.explicit, broken: n.broken,
+			name: n.name, kind: n.kind, explicit: n.explicit, broken: n.broken, height: n.height,
 			children: make(map[*Node]struct{}, len(n.children)),
 			quotas:   n.quotas, // never mutated in place; replaced on update
 			subtree:  n.subtree.Clone(),

@@ -64,10 +64,13 @@ func (t *Tree) computeSubtree(n *Node) {
 	for fr, q := range n.quotas {
 		sub[fr] = q.Nominal
 	}
+	n.height = 0
 	if n.kind == CohortKind {
+		n.height = 1
 		usage := resources.FlavorResourceQuantities{}
 		for c := range n.children {
 			t.computeSubtree(c)
+			n.height = max(n.height, c.height+1)
 			for fr, q := range c.subtree {
 				sub[fr] = resources.Add(sub[fr], resources.Sub(q, c.guaranteed(fr)))
 			}

@@ -70,26 +70,46 @@ func (n *Node) PotentialAvailable(fr FlavorResource) Amount {
 }
 
 // BorrowingLevel says where quota for `amount` more of fr would come from:
-// 0 when it stays within the ClusterQueue's own subtree quota (no
-// borrowing), 1 when the parent Cohort's subtree covers it, and so on. The
+// the height of the lowest subtree (the ClusterQueue itself, then its
+// ancestors) whose quota covers the usage with the amount added. 0 means no
+// borrowing; a Cohort's height is 1 + the largest height of its children, so
+// the level names the pool, whichever ClusterQueue borrows from it. The
 // second result is false when even the root's subtree quota is exceeded.
 func (n *Node) BorrowingLevel(fr FlavorResource, amount Amount) (int, bool) {
-	level := 0
+	fitting := n.lowestFitting(fr, amount)
+	if fitting == nil {
+		return n.Root().height, false
+	}
+	return fitting.height, true
+}
+
+// FitsBelowRoot reports whether `amount` more of fr fits in a subtree below
+// the root: quota that someone under the root is using could be reclaimed.
+func (n *Node) FitsBelowRoot(fr FlavorResource, amount Amount) bool {
+	fitting := n.lowestFitting(fr, amount)
+	return fitting != nil && fitting.parent != nil && !fitting.parent.broken
+}
+
+// lowestFitting walks up from n adding amount (and what it draws from each
+// parent) and returns the first node whose subtree quota covers its usage.
+func (n *Node) lowestFitting(fr FlavorResource, amount Amount) *Node {
 	delta := amount
 	for node := n; node != nil; node = node.parent {
 		old := node.usage[fr]
 		updated := resources.Add(old, delta)
 		if updated <= node.subtree[fr] {
-			return level, true
+			return node
 		}
 		if node.parent == nil || node.broken {
-			return level, false
+			return nil
 		}
 		delta = node.overflow(fr, updated) - node.overflow(fr, old)
-		level++
 	}
-	return level, false
+	return nil
 }
+
+// Height is 0 for a ClusterQueue and 1 + the largest child height for a Cohort.
+func (n *Node) Height() int { return n.height }
 
 // Depth is the number of ancestors of n.
 func (n *Node) Depth() int {

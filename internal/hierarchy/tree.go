@@ -74,6 +74,9 @@ type Node struct {
 	explicit bool
 	// broken is true when the node's chain of parents has a cycle.
 	broken bool
+	// height is 0 for a ClusterQueue and 1 + the largest child height for a
+	// Cohort.
+	height int
 }
 
 // Name is the node's name.

@@ -140,17 +140,17 @@ func (c *cycle) evaluateHead(cur *cursor) bool {
 
 // precheck refuses workloads whose queue cannot admit them at all.
 func (c *cycle) precheck(cur *cursor, w *workload.Info) (Decision, bool) {
-	switch {
-	case cur.cq == nil || cur.node == nil:
+	if cur.cq == nil || cur.node == nil {
 		return Decision{Workload: w, Reason: ClusterQueueNotFound,
 			Message: fmt.Sprintf("ClusterQueue %s doesn't exist", cur.name)}, false
-	case !c.snap.NamespaceAllowed(cur.cq, w.Key.Namespace):
-		return Decision{Workload: w, Reason: NamespaceMismatch,
-			Message: fmt.Sprintf("the namespace %s doesn't match the namespaceSelector of ClusterQueue %s", w.Key.Namespace, cur.name)}, false
 	}
 	if in, inactive := c.snap.ClusterQueueInactive(cur.name); inactive {
 		return Decision{Workload: w, Reason: ClusterQueueInactive,
 			Message: fmt.Sprintf("ClusterQueue %s is inactive: %s", cur.name, in.Message)}, false
+	}
+	if !c.snap.NamespaceAllowed(cur.cq, w.Key.Namespace) {
+		return Decision{Workload: w, Reason: NamespaceMismatch,
+			Message: fmt.Sprintf("the namespace %s doesn't match the namespaceSelector of ClusterQueue %s", w.Key.Namespace, cur.name)}, false
 	}
 	return Decision{}, true
 }

@@ -20,6 +20,9 @@ type Options struct {
 	// covers, instead of refusing the workload (Kueue's IgnoreUndeclared
 	// quota check strategy; the default is BlockUndeclared).
 	IgnoreUndeclared bool
+	// FairSharing is on: a borrowing workload may then reclaim quota from
+	// queues with a larger share (reclaimWithinCohort).
+	FairSharing bool
 }
 
 // Assigner assigns flavors against one (working) cohort tree. It caches
@@ -63,9 +66,7 @@ func (a *Assigner) Assign(cq *state.ClusterQueue, node *hierarchy.Node, shape *w
 			out.Mode = psa.Mode
 		}
 		if psa.Mode != Fit {
-			if reason.rank() > out.Reason.rank() || out.Reason == "" {
-				out.Reason = reason
-			}
+			out.Reason = worse(out.Reason, reason)
 			problems = append(problems, fmt.Sprintf("pod set %s: %s", ps.Name, strings.Join(msgs, "; ")))
 		}
 	}
@@ -111,7 +112,7 @@ func (a *Assigner) assignPodSet(cq *state.ClusterQueue, node *hierarchy.Node, sh
 			if r == corev1.ResourcePods || a.opts.IgnoreUndeclared {
 				continue
 			}
-			psa.Mode, reason = NoFit, NoMatchingFlavor
+			psa.Mode, reason = NoFit, worse(reason, NoMatchingFlavor)
 			msgs = append(msgs, fmt.Sprintf("resource %s unavailable in ClusterQueue", r))
 			continue
 		}
@@ -125,9 +126,7 @@ func (a *Assigner) assignPodSet(cq *state.ClusterQueue, node *hierarchy.Node, sh
 		best, why, groupMsgs := a.pickFlavor(cq, node, shape, idx, group, names, psa.Requests, out.Usage)
 		if best == nil {
 			psa.Mode = NoFit
-			if why.rank() > reason.rank() {
-				reason = why
-			}
+			reason = worse(reason, why)
 			msgs = append(msgs, groupMsgs...)
 			continue
 		}
@@ -142,7 +141,7 @@ func (a *Assigner) assignPodSet(cq *state.ClusterQueue, node *hierarchy.Node, sh
 		if best.mode == Preempt {
 			out.PreemptFor = append(out.PreemptFor, best.preempt...)
 			msgs = append(msgs, groupMsgs...)
-			reason = WaitingForQuota
+			reason = worse(reason, WaitingForQuota)
 		}
 		out.BorrowingLevel = max(out.BorrowingLevel, best.level)
 	}

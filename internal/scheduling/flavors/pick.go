@@ -13,7 +13,9 @@ import (
 )
 
 // pickFlavor walks the group's flavors in order and returns the chosen one,
-// or nil with the most hopeful failure reason and messages for each flavor.
+// or nil with the failure reason and messages for each flavor. A flavor's
+// reason is the worst over its resources (it needs them all); the group's is
+// the most hopeful over its flavors (any one would do).
 func (a *Assigner) pickFlavor(cq *state.ClusterQueue, node *hierarchy.Node, shape *workload.Shape, idx int,
 	group *state.ResourceGroup, names []corev1.ResourceName, requests resources.Requests,
 	assumed resources.FlavorResourceQuantities) (*choice, Reason, []string) {
@@ -22,17 +24,16 @@ func (a *Assigner) pickFlavor(cq *state.ClusterQueue, node *hierarchy.Node, shap
 	var msgs []string
 	for _, fname := range group.Flavors {
 		if ok, why := a.eligible(shape, idx, fname); !ok {
-			if NoMatchingFlavor.rank() > reason.rank() {
-				reason = NoMatchingFlavor
-			}
+			reason = moreHopeful(reason, NoMatchingFlavor)
 			msgs = append(msgs, why)
 			continue
 		}
 		c := choice{flavor: fname, mode: Fit}
+		var flavorReason Reason
 		for _, r := range names {
 			fr := resources.FlavorResource{Flavor: fname, Resource: r}
 			need := resources.Add(requests[r], assumed[fr])
-			mode, level, why, msg := classify(cq, node, fr, need)
+			mode, level, why, msg := classify(cq, node, fr, need, a.opts.FairSharing)
 			if mode < c.mode {
 				c.mode = mode
 			}
@@ -42,11 +43,10 @@ func (a *Assigner) pickFlavor(cq *state.ClusterQueue, node *hierarchy.Node, shap
 			}
 			if mode != Fit {
 				msgs = append(msgs, msg)
-				if why.rank() > reason.rank() {
-					reason = why
-				}
+				flavorReason = worse(flavorReason, why)
 			}
 		}
+		reason = moreHopeful(reason, flavorReason)
 		if c.mode == NoFit {
 			continue
 		}
@@ -71,7 +71,7 @@ func stopsSearch(c *choice, cq *state.ClusterQueue) bool {
 	case c.mode == Fit:
 		return cq.WhenCanBorrow == kueue.MayStopSearch
 	case c.mode == Preempt:
-		return cq.WhenCanPreempt == kueue.MayStopSearch
+		return cq.WhenCanPreempt == kueue.MayStopSearch && (c.level == 0 || cq.WhenCanBorrow == kueue.MayStopSearch)
 	}
 	return false
 }
@@ -92,7 +92,7 @@ func better(c, best *choice, pref kueue.FlavorFungibilityPreference) bool {
 }
 
 // classify says how `need` of fr fits the ClusterQueue now.
-func classify(cq *state.ClusterQueue, node *hierarchy.Node, fr resources.FlavorResource, need resources.Amount) (Mode, int, Reason, string) {
+func classify(cq *state.ClusterQueue, node *hierarchy.Node, fr resources.FlavorResource, need resources.Amount, fair bool) (Mode, int, Reason, string) {
 	if need > node.PotentialAvailable(fr) {
 		return NoFit, 0, ExceedsMaxQuota, fmt.Sprintf("insufficient quota for %s in flavor %s: %s requested, at most %s can ever be available",
 			fr.Resource, fr.Flavor, show(fr.Resource, need), show(fr.Resource, node.PotentialAvailable(fr)))
@@ -103,23 +103,30 @@ func classify(cq *state.ClusterQueue, node *hierarchy.Node, fr resources.FlavorR
 	}
 	msg := fmt.Sprintf("insufficient unused quota for %s in flavor %s, %s more needed",
 		fr.Resource, fr.Flavor, show(fr.Resource, resources.Sub(need, node.Available(fr))))
-	if mayPreempt(cq, node, fr, need) {
+	if mayPreempt(cq, node, fr, need, fair) {
 		level, _ := node.BorrowingLevel(fr, need)
 		return Preempt, level, WaitingForQuota, msg
 	}
 	return NoFit, 0, WaitingForQuota, msg
 }
 
-// mayPreempt tells whether the ClusterQueue's policies could let preemption
-// free the quota: within its nominal quota it may reclaim or preempt in its
-// own queue; beyond it only preemption within the queue or while borrowing.
-func mayPreempt(cq *state.ClusterQueue, node *hierarchy.Node, fr resources.FlavorResource, need resources.Amount) bool {
+// mayPreempt tells whether preemption could free the quota, following
+// Kueue: when the request is within the ClusterQueue's nominal quota, by
+// preempting in the queue or reclaiming lent quota; when it fits in a
+// subtree below the root, by reclaiming from whoever borrows in it;
+// otherwise only by preempting while borrowing (borrowWithinCohort, or
+// reclaimWithinCohort under fair sharing).
+func mayPreempt(cq *state.ClusterQueue, node *hierarchy.Node, fr resources.FlavorResource, need resources.Amount, fair bool) bool {
 	p := cq.Preemption
 	within := p.WithinClusterQueue != kueue.PreemptionPolicyNever
-	if resources.Add(node.Usage(fr), need) <= node.SubtreeQuota(fr) {
-		return within || p.ReclaimWithinCohort != kueue.PreemptionPolicyNever
+	reclaim := p.ReclaimWithinCohort != kueue.PreemptionPolicyNever
+	if q, _ := node.Quota(fr); need <= q.Nominal {
+		return within || reclaim
 	}
-	return within || p.BorrowWithinCohort != kueue.BorrowWithinCohortPolicyNever
+	if node.FitsBelowRoot(fr, need) {
+		return within || reclaim
+	}
+	return p.BorrowWithinCohort != kueue.BorrowWithinCohortPolicyNever || (fair && reclaim)
 }
 
 func show(name corev1.ResourceName, a resources.Amount) string {

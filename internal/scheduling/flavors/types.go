@@ -51,6 +51,24 @@ const (
 	WaitingForQuota Reason = "WaitingForQuota"
 )
 
+// worse returns the less hopeful of two reasons, ignoring empty ones: among
+// things a workload needs all of, the hardest problem explains the refusal.
+func worse(a, b Reason) Reason {
+	if a == "" || (b != "" && b.rank() < a.rank()) {
+		return b
+	}
+	return a
+}
+
+// moreHopeful returns the more hopeful of two reasons, ignoring empty ones:
+// among alternatives (flavors), the closest one explains the refusal.
+func moreHopeful(a, b Reason) Reason {
+	if a == "" || b.rank() > a.rank() {
+		return b
+	}
+	return a
+}
+
 // rank orders failure reasons from least to most hopeful.
 func (r Reason) rank() int {
 	switch r {
