@@ -160,6 +160,7 @@ func (t *Tree) DeleteCohort(name kueue.CohortReference) {
 	n.explicit = false
 	n.quotas = Quotas{}
 	t.setParent(n, "")
+	t.dropIfUnused(n)
 	t.recompute()
 }
 

@@ -38,7 +38,9 @@ type State struct {
 	checks     map[kueue.AdmissionCheckReference]bool
 	namespaces map[string]labels.Set
 	admitted   map[types.NamespacedName]*Admitted
-	tree       *hierarchy.Tree
+	// byQueue indexes admitted workloads by ClusterQueue.
+	byQueue map[kueue.ClusterQueueReference]map[types.NamespacedName]*Admitted
+	tree    *hierarchy.Tree
 }
 
 // New returns an empty state.
@@ -50,6 +52,7 @@ func New() *State {
 		checks:     map[kueue.AdmissionCheckReference]bool{},
 		namespaces: map[string]labels.Set{},
 		admitted:   map[types.NamespacedName]*Admitted{},
+		byQueue:    map[kueue.ClusterQueueReference]map[types.NamespacedName]*Admitted{},
 		tree:       hierarchy.New(),
 	}
 }
@@ -61,10 +64,18 @@ func (s *State) SetFlavor(f *Flavor) { s.flavors[f.Name] = f }
 func (s *State) DeleteFlavor(name kueue.ResourceFlavorReference) { delete(s.flavors, name) }
 
 // SetClusterQueue adds or replaces a ClusterQueue; usage of its admitted
-// workloads is kept.
+// workloads is kept. Workloads recorded before the ClusterQueue existed (on
+// restart, events arrive in any order) are counted when it appears.
 func (s *State) SetClusterQueue(cq *ClusterQueue) {
 	s.queues[cq.Name] = cq
+	isNew := s.tree.ClusterQueue(cq.Name) == nil
 	s.tree.SetClusterQueue(cq.Name, cq.Cohort, cq.Quotas)
+	if isNew {
+		node := s.tree.ClusterQueue(cq.Name)
+		for _, a := range s.byQueue[cq.Name] {
+			s.tree.AddUsage(node, a.Usage)
+		}
+	}
 }
 
 // DeleteClusterQueue removes a ClusterQueue. Its admitted workloads stay
@@ -107,6 +118,10 @@ func (s *State) Assume(a *Admitted) error {
 		return fmt.Errorf("workload %s already holds quota in ClusterQueue %s", a.Key, prev.ClusterQueue)
 	}
 	s.admitted[a.Key] = a
+	if s.byQueue[a.ClusterQueue] == nil {
+		s.byQueue[a.ClusterQueue] = map[types.NamespacedName]*Admitted{}
+	}
+	s.byQueue[a.ClusterQueue][a.Key] = a
 	if n := s.tree.ClusterQueue(a.ClusterQueue); n != nil {
 		s.tree.AddUsage(n, a.Usage)
 	}
@@ -121,6 +136,12 @@ func (s *State) Forget(key types.NamespacedName) bool {
 		return false
 	}
 	delete(s.admitted, key)
+	if byKey := s.byQueue[a.ClusterQueue]; byKey != nil {
+		delete(byKey, key)
+		if len(byKey) == 0 {
+			delete(s.byQueue, a.ClusterQueue)
+		}
+	}
 	if n := s.tree.ClusterQueue(a.ClusterQueue); n != nil {
 		s.tree.RemoveUsage(n, a.Usage)
 	}
