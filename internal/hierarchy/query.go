@@ -1,6 +1,8 @@
 package hierarchy
 
 import (
+	"slices"
+
 	"github.com/kuota-dev/kuota/internal/resources"
 )
 
@@ -127,4 +129,49 @@ func (n *Node) Root() *Node {
 		r = r.parent
 	}
 	return r
+}
+
+// FlavorResources returns the (flavor, resource) pairs n has quota or usage
+// for, in a stable order.
+func (n *Node) FlavorResources() []FlavorResource {
+	keys := make(map[FlavorResource]struct{}, len(n.subtree)+len(n.usage))
+	for fr := range n.subtree {
+		keys[fr] = struct{}{}
+	}
+	for fr := range n.usage {
+		keys[fr] = struct{}{}
+	}
+	out := make([]FlavorResource, 0, len(keys))
+	for fr := range keys {
+		out = append(out, fr)
+	}
+	slices.SortFunc(out, resources.CompareFlavorResource)
+	return out
+}
+
+// IsAncestorOf reports whether n is a (strict) ancestor of other.
+func (n *Node) IsAncestorOf(other *Node) bool {
+	for p := other.parent; p != nil; p = p.parent {
+		if p == n {
+			return true
+		}
+		if p.broken {
+			return false
+		}
+	}
+	return false
+}
+
+// ChildToward returns the child of n on the path down to descendant, or nil
+// when n is not an ancestor of it.
+func (n *Node) ChildToward(descendant *Node) *Node {
+	for c := descendant; c != nil; c = c.parent {
+		if c.parent == n {
+			return c
+		}
+		if c.broken {
+			return nil
+		}
+	}
+	return nil
 }

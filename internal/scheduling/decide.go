@@ -1,14 +1,13 @@
 package scheduling
 
 import (
-	"container/heap"
-	"fmt"
 	"slices"
 	"strings"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/hierarchy"
 	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
+	"github.com/kuota-dev/kuota/internal/scheduling/preemption"
 	"github.com/kuota-dev/kuota/internal/state"
 	"github.com/kuota-dev/kuota/internal/workload"
 )
@@ -18,9 +17,20 @@ type cycle struct {
 	snap     *state.Snapshot
 	tree     *hierarchy.Tree
 	assigner *flavors.Assigner
+	finder   *preemption.Finder
 	versions map[*hierarchy.Node]uint64
 	result   Result
-	ready    cursorHeap
+	ready    order
+}
+
+// order hands out the ClusterQueues whose head is ready (fits or can
+// preempt): by borrowing level, priority and time (classic), or by share
+// within each cohort tree (fair sharing).
+type order interface {
+	push(cur *cursor)
+	pop() *cursor
+	// outranked reports whether another ready cursor now goes before cur.
+	outranked(cur *cursor) bool
 }
 
 // cursor walks one ClusterQueue's pending workloads.
@@ -31,27 +41,51 @@ type cursor struct {
 	root  *hierarchy.Node
 	items []*workload.Info
 	pos   int
-	// failed remembers, for BestEffortFIFO, the decision of a shape that did
-	// not fit: usage only grows during a cycle, so later workloads of the
-	// same shape cannot fit either.
-	failed map[*workload.Shape]*Decision
+	// failed remembers the decisions of shapes that could not be admitted,
+	// for BestEffortFIFO: usage only grows during a cycle and victims only
+	// get scarcer, so later workloads of the same shape (and, when the
+	// failure was a lack of victims, no higher priority) fail too.
+	failed map[failKey]*Decision
 	// head's assignment and the root version it was computed at.
 	asg     flavors.Assignment
 	version uint64
 }
 
+type failKey struct {
+	shape    *workload.Shape
+	priority int32
+}
+
+// noPriority keys failures that do not depend on priority.
+const noPriority = int32(-1 << 31)
+
 // Decide runs one scheduling cycle. queues hold each ClusterQueue's pending
 // workloads in queue order. Every workload that fits is admitted, in order:
 // across ClusterQueues, heads that fit without borrowing go first, then by
-// priority and queue-order time; within a queue, StrictFIFO stops at the
-// first workload that does not fit and BestEffortFIFO skips it. The snapshot
-// is not modified.
+// priority and queue-order time (or by share, under fair sharing); within a
+// queue, StrictFIFO stops at the first workload that does not fit and
+// BestEffortFIFO skips it. A workload that fits only by preempting others
+// gets victims that no other workload of the cycle gets, and the quota it
+// needs is held for it for the rest of the cycle. The snapshot is not
+// modified.
 func Decide(snap *state.Snapshot, queues []workload.Queue, opts Options) Result {
+	tree := snap.Tree.Clone()
+	popts := preemption.Options{}
+	if opts.FairSharing != nil {
+		opts.Flavors.FairSharing = true
+		popts = preemption.Options{FairSharing: true, Strategies: opts.FairSharing.Strategies}
+	}
 	c := &cycle{
 		snap:     snap,
-		tree:     snap.Tree.Clone(),
+		tree:     tree,
 		assigner: flavors.NewAssigner(snap.Flavors, opts.Flavors),
+		finder:   preemption.NewFinder(snap, tree, popts),
 		versions: map[*hierarchy.Node]uint64{},
+	}
+	if opts.FairSharing != nil {
+		c.ready = newTournament(snap)
+	} else {
+		c.ready = &cursorHeap{}
 	}
 	total := 0
 	for _, q := range queues {
@@ -61,122 +95,54 @@ func Decide(snap *state.Snapshot, queues []workload.Queue, opts Options) Result 
 	sorted := slices.Clone(queues)
 	slices.SortStableFunc(sorted, func(a, b workload.Queue) int { return strings.Compare(string(a.ClusterQueue), string(b.ClusterQueue)) })
 	for _, q := range sorted {
-		cur := &cursor{name: q.ClusterQueue, items: q.Workloads, failed: map[*workload.Shape]*Decision{}}
-		if cq, ok := snap.ClusterQueues[q.ClusterQueue]; ok {
-			cur.cq = cq
-			cur.node = c.tree.ClusterQueue(q.ClusterQueue)
-			if cur.node != nil {
-				cur.root = cur.node.Root()
-			}
-		}
-		c.advance(cur)
+		c.advance(c.newCursor(q))
 	}
-	for c.ready.Len() > 0 {
-		cur := heap.Pop(&c.ready).(*cursor)
-		if cur.version != c.versions[cur.root] {
-			prevLevel := cur.asg.BorrowingLevel
-			if !c.evaluateHead(cur) {
-				c.advance(cur)
-				continue
-			}
-			if cur.asg.BorrowingLevel > prevLevel && c.ready.Len() > 0 && c.ready.less(c.ready[0], cur) {
-				heap.Push(&c.ready, cur)
-				continue
-			}
-		}
-		c.admitHead(cur)
-		c.advance(cur)
+	for cur := c.ready.pop(); cur != nil; cur = c.ready.pop() {
+		c.process(cur)
 	}
 	return c.result
 }
 
-// advance decides workloads at the cursor until one fits (then queues the
-// cursor for admission) or the queue ends.
+func (c *cycle) newCursor(q workload.Queue) *cursor {
+	cur := &cursor{name: q.ClusterQueue, items: q.Workloads, failed: map[failKey]*Decision{}}
+	if cq, ok := c.snap.ClusterQueues[q.ClusterQueue]; ok {
+		cur.cq = cq
+		cur.node = c.tree.ClusterQueue(q.ClusterQueue)
+		if cur.node != nil {
+			cur.root = cur.node.Root()
+		}
+	}
+	return cur
+}
+
+// process admits, or finds victims for, the head of a ready queue.
+func (c *cycle) process(cur *cursor) {
+	if cur.version != c.versions[cur.root] {
+		prevLevel := cur.asg.BorrowingLevel
+		if !c.evaluateHead(cur) {
+			c.advance(cur)
+			return
+		}
+		if cur.asg.BorrowingLevel > prevLevel && c.ready.outranked(cur) {
+			c.ready.push(cur)
+			return
+		}
+	}
+	if cur.asg.Mode == flavors.Fit {
+		c.admitHead(cur)
+	} else {
+		c.preemptForHead(cur)
+	}
+	c.advance(cur)
+}
+
+// advance decides workloads at the cursor until one is ready (then queues
+// the cursor) or the queue ends.
 func (c *cycle) advance(cur *cursor) {
 	for cur.pos < len(cur.items) {
 		if c.evaluateHead(cur) {
-			heap.Push(&c.ready, cur)
+			c.ready.push(cur)
 			return
 		}
 	}
 }
-
-// evaluateHead computes the head's assignment. When it fits it returns true;
-// otherwise it records the decision, moves past the head (or, for
-// StrictFIFO, past the whole queue) and returns false.
-func (c *cycle) evaluateHead(cur *cursor) bool {
-	w := cur.items[cur.pos]
-	if d, ok := c.precheck(cur, w); !ok {
-		c.decide(d)
-		cur.pos++
-		return false
-	}
-	if prev, ok := cur.failed[w.Shape]; ok {
-		c.decide(Decision{Workload: w, Reason: prev.Reason, Message: prev.Message, Assignment: prev.Assignment})
-		cur.pos++
-		return false
-	}
-	asg := c.assigner.Assign(cur.cq, cur.node, w.Shape, nil)
-	if asg.Mode != flavors.Fit && w.Shape.HasPartialAdmission() {
-		if partial, ok := c.assigner.AssignPartial(cur.cq, cur.node, w.Shape); ok {
-			asg = partial
-		}
-	}
-	if asg.Mode == flavors.Fit {
-		cur.asg = asg
-		cur.version = c.versions[cur.root]
-		return true
-	}
-	d := Decision{Workload: w, Reason: Reason(asg.Reason), Message: asg.Message, Assignment: &asg}
-	c.decide(d)
-	cur.pos++
-	if cur.cq.QueueingStrategy == kueue.StrictFIFO {
-		c.blockRest(cur, w)
-	} else {
-		cur.failed[w.Shape] = &d
-	}
-	return false
-}
-
-// precheck refuses workloads whose queue cannot admit them at all.
-func (c *cycle) precheck(cur *cursor, w *workload.Info) (Decision, bool) {
-	if cur.cq == nil || cur.node == nil {
-		return Decision{Workload: w, Reason: ClusterQueueNotFound,
-			Message: fmt.Sprintf("ClusterQueue %s doesn't exist", cur.name)}, false
-	}
-	if in, inactive := c.snap.ClusterQueueInactive(cur.name); inactive {
-		return Decision{Workload: w, Reason: ClusterQueueInactive,
-			Message: fmt.Sprintf("ClusterQueue %s is inactive: %s", cur.name, in.Message)}, false
-	}
-	if !c.snap.NamespaceAllowed(cur.cq, w.Key.Namespace) {
-		return Decision{Workload: w, Reason: NamespaceMismatch,
-			Message: fmt.Sprintf("the namespace %s doesn't match the namespaceSelector of ClusterQueue %s", w.Key.Namespace, cur.name)}, false
-	}
-	return Decision{}, true
-}
-
-// blockRest refuses everything behind a StrictFIFO head that did not fit.
-// Workloads whose namespace the queue does not admit are refused for that.
-func (c *cycle) blockRest(cur *cursor, head *workload.Info) {
-	msg := fmt.Sprintf("waiting behind %s, the head of StrictFIFO ClusterQueue %s, which doesn't fit", head.Key, cur.name)
-	for ; cur.pos < len(cur.items); cur.pos++ {
-		w := cur.items[cur.pos]
-		if d, ok := c.precheck(cur, w); !ok {
-			c.decide(d)
-			continue
-		}
-		c.decide(Decision{Workload: w, Reason: BlockedByHead, Message: msg})
-	}
-}
-
-func (c *cycle) admitHead(cur *cursor) {
-	w := cur.items[cur.pos]
-	asg := cur.asg
-	c.tree.AddUsage(cur.node, asg.Usage)
-	c.versions[cur.root]++
-	c.decide(Decision{Workload: w, Admit: true, Assignment: &asg})
-	c.result.Admitted++
-	cur.pos++
-}
-
-func (c *cycle) decide(d Decision) { c.result.Decisions = append(c.result.Decisions, d) }

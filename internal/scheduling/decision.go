@@ -7,6 +7,7 @@ package scheduling
 
 import (
 	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
+	"github.com/kuota-dev/kuota/internal/scheduling/preemption"
 	"github.com/kuota-dev/kuota/internal/workload"
 )
 
@@ -33,6 +34,9 @@ const (
 	// BlockedByHead: a StrictFIFO queue's head does not fit, so nothing
 	// behind it is admitted.
 	BlockedByHead Reason = "BlockedByHead"
+	// WaitingForPreemptedWorkloads: the workload fits once its victims,
+	// already chosen, release their quota.
+	WaitingForPreemptedWorkloads Reason = "WaitingForPreemptedWorkloads"
 )
 
 // ConditionReason maps the reason to the QuotaReserved=False condition
@@ -45,6 +49,8 @@ func (r Reason) ConditionReason() string {
 		return "Misconfigured"
 	case ClusterQueueInactive:
 		return "Suspended"
+	case WaitingForPreemptedWorkloads:
+		return string(r)
 	case BlockedByHead:
 		return "WaitingForQuota"
 	}
@@ -59,6 +65,9 @@ type Decision struct {
 	// Assignment is set when admitted, and when not admitted because of
 	// quota, to show the best attempt.
 	Assignment *flavors.Assignment
+	// Victims, when set, must be evicted for the workload to fit; the
+	// workload is not admitted yet (Reason WaitingForPreemptedWorkloads).
+	Victims []preemption.Target
 	// Reason and Message explain why the workload was not admitted.
 	Reason  Reason
 	Message string
@@ -75,4 +84,13 @@ type Result struct {
 // Options tune the cycle.
 type Options struct {
 	Flavors flavors.Options
+	// FairSharing, when set, orders admissions within each cohort tree by
+	// dominant resource share and chooses victims in other queues by share.
+	FairSharing *FairSharing
+}
+
+// FairSharing configures fair sharing.
+type FairSharing struct {
+	// Strategies are the preemption strategies, tried in order.
+	Strategies []preemption.Strategy
 }

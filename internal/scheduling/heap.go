@@ -2,18 +2,36 @@ package scheduling
 
 import (
 	"cmp"
+	"container/heap"
 	"strings"
 )
 
-// cursorHeap orders ClusterQueues whose head fits: lower borrowing level
-// first, then higher priority, then earlier queue-order time, then name.
+// cursorHeap is the classic order of ready ClusterQueues: a head waiting
+// for its victims first, then lower borrowing level, higher priority,
+// earlier queue-order time, and finally the queue's name.
 type cursorHeap []*cursor
 
+func (h *cursorHeap) push(cur *cursor) { heap.Push(h, cur) }
+
+func (h *cursorHeap) pop() *cursor {
+	if h.Len() == 0 {
+		return nil
+	}
+	return heap.Pop(h).(*cursor)
+}
+
+func (h *cursorHeap) outranked(cur *cursor) bool {
+	return h.Len() > 0 && h.less((*h)[0], cur)
+}
+
 func (h cursorHeap) less(a, b *cursor) bool {
+	wa, wb := a.items[a.pos], b.items[b.pos]
+	if wa.Preempting != wb.Preempting {
+		return wa.Preempting
+	}
 	if c := cmp.Compare(a.asg.BorrowingLevel, b.asg.BorrowingLevel); c != 0 {
 		return c < 0
 	}
-	wa, wb := a.items[a.pos], b.items[b.pos]
 	if c := cmp.Compare(wb.Priority, wa.Priority); c != 0 {
 		return c < 0
 	}

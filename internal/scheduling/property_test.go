@@ -130,7 +130,8 @@ func (p *propRun) run() {
 	}
 	p.checkOneEach()
 	final := p.checkAdmissions()
-	propCheckLimits(p, final)
+	propCheckLimits(p, p.realUsage(false))
+	propCheckLimits(p, p.realUsage(true))
 	p.checkStrictFIFO()
 	p.checkBestEffort(final)
 	p.checkFitsAlone()
@@ -178,11 +179,16 @@ func (p *propRun) checkOneEach() {
 }
 
 // checkAdmissions: properties 3 and 4 (replay). It returns the tree with
-// every admission applied.
+// every admission (and every preemptor's held quota) applied.
 func (p *propRun) checkAdmissions() *hierarchy.Tree {
 	tree := p.snap.Tree.Clone()
 	for i := range p.result.Decisions {
 		d := &p.result.Decisions[i]
+		if len(d.Victims) > 0 {
+			// A preemptor holds its quota for the rest of the cycle.
+			tree.AddUsage(tree.ClusterQueue(d.Workload.ClusterQueue), d.Assignment.Usage)
+			continue
+		}
 		if !d.Admit {
 			continue
 		}
@@ -213,6 +219,26 @@ func (p *propRun) checkAdmissions() *hierarchy.Tree {
 		}
 		p.checkLevelAndCount(d, cq, node)
 		tree.AddUsage(node, d.Assignment.Usage)
+	}
+	return tree
+}
+
+// realUsage is the tree as it really is after the cycle: the snapshot plus
+// the admissions. With preempted, it is the state once the victims are gone
+// and their preemptors admitted in their place.
+func (p *propRun) realUsage(preempted bool) *hierarchy.Tree {
+	tree := p.snap.Tree.Clone()
+	for _, d := range p.result.Decisions {
+		node := tree.ClusterQueue(d.Workload.ClusterQueue)
+		switch {
+		case d.Admit:
+			tree.AddUsage(node, d.Assignment.Usage)
+		case preempted && len(d.Victims) > 0:
+			for _, v := range d.Victims {
+				tree.RemoveUsage(tree.ClusterQueue(v.Workload.ClusterQueue), v.Workload.Usage)
+			}
+			tree.AddUsage(node, d.Assignment.Usage)
+		}
 	}
 	return tree
 }

@@ -19,6 +19,7 @@ import (
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
+	"github.com/kuota-dev/kuota/internal/scheduling/preemption"
 	"github.com/kuota-dev/kuota/internal/state"
 	"github.com/kuota-dev/kuota/internal/workload"
 )
@@ -40,6 +41,9 @@ type scenario struct {
 
 type scenarioOptions struct {
 	IgnoreUndeclared bool `json:"ignoreUndeclared"`
+	// FairSharing lists the fair-sharing preemption strategies; when set
+	// (even empty), fair sharing is on.
+	FairSharing *[]preemption.Strategy `json:"fairSharing"`
 }
 
 // scenarioAdmitted is a workload already holding quota: usage maps flavor to
@@ -50,6 +54,11 @@ type scenarioAdmitted struct {
 	ClusterQueue string                                  `json:"clusterQueue"`
 	Priority     int32                                   `json:"priority"`
 	Usage        map[string]map[string]resource.Quantity `json:"usage"`
+	// Time is the queue-order time and ReservedAt when quota was reserved,
+	// in seconds; Evicting marks a workload already being evicted.
+	Time       int64 `json:"time"`
+	ReservedAt int64 `json:"reservedAt"`
+	Evicting   bool  `json:"evicting"`
 }
 
 type scenarioWorkload struct {
@@ -81,6 +90,9 @@ type scenarioExpect struct {
 	BorrowingLevel *int                         `json:"borrowingLevel"`
 	Reason         Reason                       `json:"reason"`
 	Message        string                       `json:"message"`
+	// Victims maps each workload the decision preempts to the Preempted
+	// condition reason; required with reason WaitingForPreemptedWorkloads.
+	Victims map[string]string `json:"victims"`
 }
 
 func loadScenario(t *testing.T, path string) *scenario {
@@ -127,12 +139,17 @@ func (sc *scenario) build(t *testing.T) (*state.Snapshot, []workload.Queue, Opti
 				usage[resources.FlavorResource{Flavor: kueue.ResourceFlavorReference(f), Resource: corev1.ResourceName(r)}] = resources.FromQuantity(q)
 			}
 		}
-		if err := st.Assume(&state.Admitted{Key: key(a.Namespace, a.Name), ClusterQueue: kueue.ClusterQueueReference(a.ClusterQueue),
-			Priority: a.Priority, Usage: usage}); err != nil {
+		if err := st.Assume(&state.Admitted{Key: key(a.Namespace, a.Name), UID: types.UID(a.Name), ClusterQueue: kueue.ClusterQueueReference(a.ClusterQueue),
+			Priority: a.Priority, Usage: usage, QueueOrderTime: a.Time * int64(time.Second), ReservedAt: a.ReservedAt * int64(time.Second),
+			Evicting: a.Evicting}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return st.Snapshot(), sc.queues(), Options{Flavors: flavors.Options{IgnoreUndeclared: sc.Options.IgnoreUndeclared}}
+	opts := Options{Flavors: flavors.Options{IgnoreUndeclared: sc.Options.IgnoreUndeclared}}
+	if fs := sc.Options.FairSharing; fs != nil {
+		opts.FairSharing = &FairSharing{Strategies: *fs}
+	}
+	return st.Snapshot(), sc.queues(), opts
 }
 
 func key(ns, name string) types.NamespacedName {
@@ -232,6 +249,7 @@ func checkDecision(t *testing.T, name string, want scenarioExpect, d Decision) {
 		if want.Message != "" && !strings.Contains(d.Message, want.Message) {
 			t.Errorf("%s: message %q does not contain %q", name, d.Message, want.Message)
 		}
+		checkVictims(t, name, want.Victims, d.Victims)
 		return
 	}
 	asg := d.Assignment
@@ -276,6 +294,13 @@ func describe(r Result) string {
 
 func describeOne(d Decision) string {
 	if !d.Admit {
+		var victims []string
+		for _, v := range d.Victims {
+			victims = append(victims, v.Workload.Key.Name+"("+v.Reason+")")
+		}
+		if len(victims) > 0 {
+			return fmt.Sprintf("%s: preempting %s", d.Workload.Key.Name, strings.Join(victims, " "))
+		}
 		return fmt.Sprintf("%s: %s: %s", d.Workload.Key.Name, d.Reason, d.Message)
 	}
 	var parts []string
@@ -287,4 +312,15 @@ func describeOne(d Decision) string {
 		parts = append(parts, fmt.Sprintf("%s x%d [%s]", ps.Name, ps.Count, strings.Join(fl, " ")))
 	}
 	return fmt.Sprintf("%s: admitted (level %d) %s", d.Workload.Key.Name, d.Assignment.BorrowingLevel, strings.Join(parts, ", "))
+}
+
+func checkVictims(t *testing.T, name string, want map[string]string, got []preemption.Target) {
+	t.Helper()
+	gotMap := map[string]string{}
+	for _, v := range got {
+		gotMap[v.Workload.Key.Name] = v.Reason
+	}
+	if !maps.Equal(gotMap, want) && (len(gotMap) > 0 || len(want) > 0) {
+		t.Errorf("%s: victims = %v, want %v", name, gotMap, want)
+	}
 }

@@ -24,6 +24,7 @@ type Snapshot struct {
 	Admitted      map[types.NamespacedName]*Admitted
 	checks        map[kueue.AdmissionCheckReference]bool
 	inactive      map[kueue.ClusterQueueReference]Inactive
+	byQueue       map[kueue.ClusterQueueReference][]*Admitted
 }
 
 // Inactive explains why a ClusterQueue cannot admit workloads. Reason is one
@@ -98,12 +99,23 @@ func (s *Snapshot) NamespaceAllowed(cq *ClusterQueue, ns string) bool {
 // AdmittedIn returns the workloads holding quota in a ClusterQueue, sorted
 // by key.
 func (s *Snapshot) AdmittedIn(name kueue.ClusterQueueReference) []*Admitted {
-	var out []*Admitted
-	for _, a := range s.Admitted {
-		if a.ClusterQueue == name {
-			out = append(out, a)
+	return s.byQueue[name]
+}
+
+func indexByQueue(byQueue map[kueue.ClusterQueueReference]map[types.NamespacedName]*Admitted) map[kueue.ClusterQueueReference][]*Admitted {
+	out := make(map[kueue.ClusterQueueReference][]*Admitted, len(byQueue))
+	for name, byKey := range byQueue {
+		list := make([]*Admitted, 0, len(byKey))
+		for _, a := range byKey {
+			list = append(list, a)
 		}
+		slices.SortFunc(list, func(a, b *Admitted) int {
+			if c := strings.Compare(a.Key.Namespace, b.Key.Namespace); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Key.Name, b.Key.Name)
+		})
+		out[name] = list
 	}
-	slices.SortFunc(out, func(a, b *Admitted) int { return strings.Compare(a.Key.String(), b.Key.String()) })
 	return out
 }

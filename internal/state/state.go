@@ -175,6 +175,7 @@ func (s *State) Snapshot() *Snapshot {
 		Namespaces:    maps.Clone(s.namespaces),
 		Admitted:      maps.Clone(s.admitted),
 		checks:        maps.Clone(s.checks),
+		byQueue:       indexByQueue(s.byQueue),
 	}
 	snap.computeInactive()
 	return snap

@@ -36,12 +36,22 @@ type Info struct {
 	RequeueAt int64
 	// Shape is what the workload requests; shared by identical workloads.
 	Shape *Shape
+	// Preempting is set once the workload has evicted others to make room:
+	// it then goes first, so that the freed quota goes to it.
+	Preempting bool
 }
 
-// Compare orders two workloads of one queue: higher priority first, then
-// earlier queue-order time, then UID. It returns a negative number when a
+// Compare orders two workloads of one queue: a workload waiting for its
+// victims first, then higher priority, then earlier queue-order time, then
+// UID. It returns a negative number when a
 // goes first.
 func Compare(a, b *Info) int {
+	if a.Preempting != b.Preempting {
+		if a.Preempting {
+			return -1
+		}
+		return 1
+	}
 	if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
 		return c
 	}

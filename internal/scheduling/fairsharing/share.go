@@ -1,0 +1,117 @@
+// Package fairsharing computes the dominant resource share (DRS) of queues
+// and cohorts and orders candidates by it, so that ClusterQueues and Cohorts
+// sharing a parent get quota in proportion to their fairSharing weights.
+//
+// The share of a node is taken over what it borrows: for every resource,
+// what it uses beyond its own subtree quota (over all flavors), divided by
+// what its parent could lend it at most; the dominant (largest) ratio, in
+// per mille, divided by the node's weight, is its weighted share. A node that
+// borrows nothing has share 0; a node of weight 0 that borrows has an
+// infinite share (math.MaxInt64). It is pure.
+package fairsharing
+
+import (
+	"maps"
+	"math"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kuota-dev/kuota/internal/hierarchy"
+	"github.com/kuota-dev/kuota/internal/resources"
+)
+
+// Infinite is the weighted share of a weight-0 node that borrows.
+const Infinite int64 = math.MaxInt64
+
+// Weights gives the fair-sharing weight of a node, in milli-units (1000 = 1).
+type Weights func(n *hierarchy.Node) resources.Amount
+
+// Share returns the weighted share of n with extra usage added (nil for
+// none), and the dominant resource.
+func Share(n *hierarchy.Node, extra resources.FlavorResourceQuantities, weight resources.Amount) (int64, corev1.ResourceName) {
+	parent := n.Parent()
+	if parent == nil || !n.Active() {
+		return 0, ""
+	}
+	borrowed := map[corev1.ResourceName]resources.Amount{}
+	add := func(fr resources.FlavorResource) {
+		b := resources.Sub(resources.Add(n.Usage(fr), extra[fr]), n.SubtreeQuota(fr))
+		if b > 0 {
+			borrowed[fr.Resource] = resources.Add(borrowed[fr.Resource], b)
+		}
+	}
+	for _, fr := range n.FlavorResources() {
+		add(fr)
+	}
+	for fr := range extra {
+		if n.Usage(fr) == 0 && n.SubtreeQuota(fr) == 0 {
+			add(fr)
+		}
+	}
+	if len(borrowed) == 0 {
+		return 0, ""
+	}
+	if weight <= 0 {
+		return Infinite, dominantName(borrowed)
+	}
+	lendable := lendableOf(parent)
+	var share int64
+	var dominant corev1.ResourceName
+	for _, name := range sortedNames(borrowed) {
+		ratio := Infinite
+		if l := lendable[name]; l > 0 {
+			ratio = mulDiv(borrowed[name], 1000, l)
+		}
+		if ratio > share || dominant == "" {
+			share, dominant = ratio, name
+		}
+	}
+	if share == Infinite {
+		return Infinite, dominant
+	}
+	return mulDiv(share, 1000, weight), dominant
+}
+
+// lendableOf sums, per resource, what the parent could lend at most.
+func lendableOf(parent *hierarchy.Node) map[corev1.ResourceName]resources.Amount {
+	out := map[corev1.ResourceName]resources.Amount{}
+	for _, fr := range parent.FlavorResources() {
+		out[fr.Resource] = resources.Add(out[fr.Resource], parent.PotentialAvailable(fr))
+	}
+	return out
+}
+
+// mulDiv returns a*b/c without overflowing for the magnitudes of quotas.
+func mulDiv(a, b, c int64) int64 {
+	if c == 0 {
+		return Infinite
+	}
+	hi := float64(a) * float64(b) / float64(c)
+	if hi >= float64(Infinite) {
+		return Infinite
+	}
+	if a <= math.MaxInt64/b {
+		return a * b / c
+	}
+	return int64(hi)
+}
+
+func sortedNames(m map[corev1.ResourceName]resources.Amount) []corev1.ResourceName {
+	return slices.Sorted(maps.Keys(m))
+}
+
+func dominantName(m map[corev1.ResourceName]resources.Amount) corev1.ResourceName {
+	return sortedNames(m)[0]
+}
+
+// Borrowing reports whether n would use more than its subtree quota of any
+// (flavor, resource) of extra once extra is added.
+func Borrowing(n *hierarchy.Node, extra resources.FlavorResourceQuantities) bool {
+	for fr, a := range extra {
+		if resources.Add(n.Usage(fr), a) > n.SubtreeQuota(fr) {
+			return true
+		}
+	}
+	return false
+}

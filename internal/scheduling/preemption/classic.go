@@ -1,0 +1,162 @@
+package preemption
+
+import (
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/resources"
+)
+
+// variant names a way of choosing victims; it decides the reasons.
+type variant int
+
+const (
+	// inQueue: only the preemptor's own queue, borrowing allowed.
+	inQueue variant = iota
+	// reclaiming: the preemptor must fit within its nominal quota.
+	reclaiming
+	// whileBorrowing: the preemptor may borrow (borrowWithinCohort).
+	whileBorrowing
+	// fairSharing: victims in other queues chosen by share.
+	fairSharing
+)
+
+// classic tries, in order: only the preemptor's own queue when every
+// candidate is there; preempting while borrowing when borrowWithinCohort
+// allows it; reclaiming lent quota with the preemptor within its nominal
+// quota; and finally the preemptor's own queue alone.
+func (f *Finder) classic(p *Preemptor, cands []candidate) []Target {
+	same := filter(cands, func(c candidate) bool { return c.sameQueue })
+	if len(same) == len(cands) {
+		return f.minimal(p, cands, inQueue)
+	}
+	if p.CQ.Preemption.BorrowWithinCohort != kueue.BorrowWithinCohortPolicyNever {
+		allowed := filter(cands, func(c candidate) bool { return c.sameQueue || c.whileBorrowing })
+		if t := f.minimal(p, allowed, whileBorrowing); t != nil {
+			return t
+		}
+	}
+	allowed := filter(cands, func(c candidate) bool { return c.sameQueue || c.reclaim })
+	if t := f.minimal(p, allowed, reclaiming); t != nil {
+		return t
+	}
+	if len(same) == 0 {
+		return nil
+	}
+	return f.minimal(p, same, inQueue)
+}
+
+// minimal removes candidates in order until the preemptor fits, then gives
+// back, from the last but one to the first, every victim not needed. It
+// returns nil when even all allowed candidates are not enough. The tree is
+// left as it was.
+func (f *Finder) minimal(p *Preemptor, cands []candidate, v variant) []Target {
+	var removed []candidate
+	fits := false
+	for _, c := range cands {
+		if !c.sameQueue && !f.eligibleNow(p, c, v) {
+			continue
+		}
+		f.tree.RemoveUsage(c.node, c.a.Usage)
+		removed = append(removed, c)
+		if f.fits(p, v != reclaiming) {
+			fits = true
+			break
+		}
+	}
+	if !fits {
+		f.restore(removed)
+		return nil
+	}
+	victims := f.giveBackUnneeded(p, removed, v != reclaiming)
+	f.restore(victims)
+	return targets(victims, v)
+}
+
+// eligibleNow checks, with the victims removed so far, that another queue's
+// candidate may still be taken: its side of the tree must still borrow, and
+// a borrowing preemptor only takes workloads that ran wholly on borrowed
+// quota (so that they can never come back by evicting the preemptor).
+func (f *Finder) eligibleNow(p *Preemptor, c candidate, v variant) bool {
+	if !branchBorrowing(c.node, p.Node, c.a.Usage, p.Contested) {
+		return false
+	}
+	if v == whileBorrowing {
+		for _, fr := range p.Contested {
+			if u := c.a.Usage[fr]; u > 0 && resources.Sub(c.node.Usage(fr), u) < c.node.SubtreeQuota(fr) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// giveBackUnneeded re-adds victims, last but one first, that the preemptor
+// fits without; it returns the victims still needed (still removed).
+func (f *Finder) giveBackUnneeded(p *Preemptor, removed []candidate, allowBorrowing bool) []candidate {
+	needed := make([]bool, len(removed))
+	needed[len(removed)-1] = true
+	for i := len(removed) - 2; i >= 0; i-- {
+		c := removed[i]
+		f.tree.AddUsage(c.node, c.a.Usage)
+		if f.fits(p, allowBorrowing) {
+			continue
+		}
+		f.tree.RemoveUsage(c.node, c.a.Usage)
+		needed[i] = true
+	}
+	var out []candidate
+	for i, c := range removed {
+		if needed[i] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// fits reports whether the preemptor's usage fits the tree now; without
+// borrowing it must also stay within its queue's own quota.
+func (f *Finder) fits(p *Preemptor, allowBorrowing bool) bool {
+	for fr, need := range p.Usage {
+		if need > p.Node.Available(fr) {
+			return false
+		}
+		if !allowBorrowing && resources.Add(p.Node.Usage(fr), need) > p.Node.SubtreeQuota(fr) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *Finder) restore(removed []candidate) {
+	for _, c := range removed {
+		f.tree.AddUsage(c.node, c.a.Usage)
+	}
+}
+
+func targets(victims []candidate, v variant) []Target {
+	out := make([]Target, len(victims))
+	for i, c := range victims {
+		reason := kueue.InClusterQueueReason
+		if !c.sameQueue {
+			switch v {
+			case whileBorrowing:
+				reason = kueue.InCohortReclaimWhileBorrowingReason
+			case fairSharing:
+				reason = kueue.InCohortFairSharingReason
+			default:
+				reason = kueue.InCohortReclamationReason
+			}
+		}
+		out[i] = Target{Workload: c.a, Reason: reason}
+	}
+	return out
+}
+
+func filter(cands []candidate, keep func(candidate) bool) []candidate {
+	var out []candidate
+	for _, c := range cands {
+		if keep(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,106 @@
+// Package preemption chooses which admitted workloads to evict so that a
+// pending workload fits: the fewest, least disruptive victims that the
+// ClusterQueue's preemption policies allow. Classic preemption follows
+// withinClusterQueue, reclaimWithinCohort and borrowWithinCohort; under fair
+// sharing, victims in other queues are chosen by dominant resource share.
+//
+// Victims are ordered so that the least harmful go first: workloads already
+// being evicted, then those of other queues, lower priority, shortest
+// running. Candidates are removed greedily, in that order, until the
+// preemptor fits; then every victim whose removal turns out unnecessary is
+// given back. A Finder serves one scheduling cycle: victims chosen for one
+// preemptor are not offered to the next.
+//
+// Preemption loops (A evicts B, then B evicts A) cannot happen: within a
+// queue only strictly lower priority (or equal priority and newer) is
+// preempted; across queues only workloads of queues that borrow are
+// reclaimed, by a preemptor that then fits within its own nominal quota;
+// a preemptor that borrows evicts only lower-priority workloads that ran
+// wholly on borrowed quota, which could come back only by borrowing and so
+// could never evict it in turn. The package is pure.
+package preemption
+
+import (
+	"k8s.io/apimachinery/pkg/types"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/hierarchy"
+	"github.com/kuota-dev/kuota/internal/resources"
+	"github.com/kuota-dev/kuota/internal/state"
+	"github.com/kuota-dev/kuota/internal/workload"
+)
+
+// Strategy is a fair-sharing preemption strategy.
+type Strategy string
+
+const (
+	// LessThanOrEqualToFinalShare allows a victim in another queue when the
+	// preemptor's share, with the new workload, would not exceed that
+	// queue's share without the victim.
+	LessThanOrEqualToFinalShare Strategy = "LessThanOrEqualToFinalShare"
+	// LessThanInitialShare allows it when the preemptor's share, with the
+	// new workload, would be below that queue's current share.
+	LessThanInitialShare Strategy = "LessThanInitialShare"
+)
+
+// Options tune victim selection.
+type Options struct {
+	// FairSharing selects victims in other queues by share, with these
+	// strategies tried in order; borrowWithinCohort is then ignored.
+	FairSharing bool
+	Strategies  []Strategy
+}
+
+// Target is a workload to evict and why (a Preempted condition reason).
+type Target struct {
+	Workload *state.Admitted
+	Reason   string
+}
+
+// Preemptor is a workload that needs victims.
+type Preemptor struct {
+	Info *workload.Info
+	CQ   *state.ClusterQueue
+	Node *hierarchy.Node
+	// Usage is the quota the preemptor would hold.
+	Usage resources.FlavorResourceQuantities
+	// Contested are the (flavor, resource) pairs that need preemption.
+	Contested []resources.FlavorResource
+}
+
+// Finder chooses victims during one scheduling cycle, against the cycle's
+// working tree, which it leaves unchanged.
+type Finder struct {
+	snap  *state.Snapshot
+	tree  *hierarchy.Tree
+	opts  Options
+	taken map[types.NamespacedName]bool
+	// queuesByRoot lists the ClusterQueues under each root, sorted.
+	queuesByRoot map[*hierarchy.Node][]kueue.ClusterQueueReference
+}
+
+// NewFinder returns a Finder over the snapshot's workloads and the cycle's
+// working tree.
+func NewFinder(snap *state.Snapshot, tree *hierarchy.Tree, opts Options) *Finder {
+	return &Finder{snap: snap, tree: tree, opts: opts, taken: map[types.NamespacedName]bool{}}
+}
+
+// Take marks victims as chosen, so later preemptors in the cycle pick others.
+func (f *Finder) Take(targets []Target) {
+	for _, t := range targets {
+		f.taken[t.Workload.Key] = true
+	}
+}
+
+// Find returns the victims that let the preemptor fit, or nil when no
+// allowed set of victims does.
+func (f *Finder) Find(p *Preemptor) []Target {
+	cands := f.candidates(p)
+	if len(cands) == 0 {
+		return nil
+	}
+	if f.opts.FairSharing {
+		return f.fair(p, cands)
+	}
+	return f.classic(p, cands)
+}
