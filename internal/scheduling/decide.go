@@ -6,6 +6,7 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/hierarchy"
+	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
 	"github.com/kuota-dev/kuota/internal/scheduling/preemption"
 	"github.com/kuota-dev/kuota/internal/state"
@@ -17,7 +18,12 @@ type cycle struct {
 	snap     *state.Snapshot
 	tree     *hierarchy.Tree
 	assigner *flavors.Assigner
+	// finder searches victims in the "future" tree: the working tree with
+	// the victims chosen so far already gone. It is made at the first
+	// search, so that cycles without preemption do not pay for it.
 	finder   *preemption.Finder
+	future   *hierarchy.Tree
+	popts    preemption.Options
 	versions map[*hierarchy.Node]uint64
 	result   Result
 	ready    order
@@ -49,6 +55,13 @@ type cursor struct {
 	// head's assignment and the root version it was computed at.
 	asg     flavors.Assignment
 	version uint64
+	// searchFailed is set once a preemption search in this queue found no
+	// victims: the tree is short of them for the rest of the cycle, so
+	// further searches in the queue wait for the next cycle.
+	searchFailed bool
+	// full caches noFreeQuota at fullVersion of the root.
+	full, fullChecked bool
+	fullVersion       uint64
 }
 
 type failKey struct {
@@ -56,8 +69,13 @@ type failKey struct {
 	priority int32
 }
 
-// noPriority keys failures that do not depend on priority.
-const noPriority = int32(-1 << 31)
+// noPriority keys failures that do not depend on priority; deferredKey
+// keys shapes whose preemption search was deferred (they needed preemption
+// after the queue's search failed; usage only grows, so they still would).
+const (
+	noPriority  = int32(-1 << 31)
+	deferredKey = noPriority + 1
+)
 
 // Decide runs one scheduling cycle. queues hold each ClusterQueue's pending
 // workloads in queue order. Every workload that fits is admitted, in order:
@@ -79,7 +97,7 @@ func Decide(snap *state.Snapshot, queues []workload.Queue, opts Options) Result 
 		snap:     snap,
 		tree:     tree,
 		assigner: flavors.NewAssigner(snap.Flavors, opts.Flavors),
-		finder:   preemption.NewFinder(snap, tree, popts),
+		popts:    popts,
 		versions: map[*hierarchy.Node]uint64{},
 	}
 	if opts.FairSharing != nil {
@@ -113,6 +131,26 @@ func (c *cycle) newCursor(q workload.Queue) *cursor {
 		}
 	}
 	return cur
+}
+
+// addUsage adds usage to the working tree and, once it exists, the future
+// tree.
+func (c *cycle) addUsage(cur *cursor, usage resources.FlavorResourceQuantities) {
+	c.tree.AddUsage(cur.node, usage)
+	if c.future != nil {
+		c.future.AddUsage(c.future.ClusterQueue(cur.name), usage)
+	}
+	c.versions[cur.root]++
+}
+
+// victimFinder returns the cycle's Finder, creating it and the future tree
+// on first use.
+func (c *cycle) victimFinder() *preemption.Finder {
+	if c.finder == nil {
+		c.future = c.tree.Clone()
+		c.finder = preemption.NewFinder(c.snap, c.future, c.popts)
+	}
+	return c.finder
 }
 
 // process admits, or finds victims for, the head of a ready queue.

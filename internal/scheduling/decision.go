@@ -68,9 +68,15 @@ type Decision struct {
 	// Victims, when set, must be evicted for the workload to fit; the
 	// workload is not admitted yet (Reason WaitingForPreemptedWorkloads).
 	Victims []preemption.Target
-	// Reason and Message explain why the workload was not admitted.
+	// Reason explains why the workload was not admitted; Explain gives
+	// the details in words. Message holds what the assignment does not
+	// say (rendering assignment details costs, so it is done on demand).
 	Reason  Reason
 	Message string
+	// Deferred is set when the workload was not fully evaluated this cycle
+	// (its queue already failed a preemption search): it should be tried
+	// again next cycle rather than set aside.
+	Deferred bool
 }
 
 // Result is the outcome of one cycle.
@@ -93,4 +99,20 @@ type Options struct {
 type FairSharing struct {
 	// Strategies are the preemption strategies, tried in order.
 	Strategies []preemption.Strategy
+}
+
+// Explain says in words why the workload was not admitted (or, for a
+// preemptor, what it waits for).
+func (d *Decision) Explain() string {
+	if d.Admit || d.Assignment == nil || len(d.Victims) > 0 {
+		return d.Message
+	}
+	detail := d.Assignment.Message()
+	switch {
+	case detail == "":
+		return d.Message
+	case d.Message == "":
+		return detail
+	}
+	return detail + "; " + d.Message
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
 	"github.com/kuota-dev/kuota/internal/scheduling/preemption"
 	"github.com/kuota-dev/kuota/internal/workload"
@@ -21,7 +22,15 @@ func (c *cycle) evaluateHead(cur *cursor) bool {
 		return false
 	}
 	if prev := cur.failedBefore(w); prev != nil {
-		c.decide(Decision{Workload: w, Reason: prev.Reason, Message: prev.Message, Assignment: prev.Assignment})
+		c.decide(Decision{Workload: w, Reason: prev.Reason, Message: prev.Message, Assignment: prev.Assignment, Deferred: prev.Deferred})
+		cur.pos++
+		return false
+	}
+	if cur.searchFailed && needsQuota(cur, w) && c.noFreeQuota(cur) {
+		// Nothing can fit and the queue's preemption search already failed
+		// this cycle: the workload waits for the next cycle unevaluated.
+		c.decide(Decision{Workload: w, Reason: WaitingForQuota, Deferred: true,
+			Message: "ClusterQueue " + string(cur.name) + " has no free quota left in this cycle"})
 		cur.pos++
 		return false
 	}
@@ -36,7 +45,7 @@ func (c *cycle) evaluateHead(cur *cursor) bool {
 		cur.version = c.versions[cur.root]
 		return true
 	}
-	c.refuse(cur, w, Decision{Workload: w, Reason: Reason(asg.Reason), Message: asg.Message, Assignment: &asg}, noPriority)
+	c.refuse(cur, w, Decision{Workload: w, Reason: Reason(asg.Reason), Assignment: &asg}, noPriority)
 	return false
 }
 
@@ -58,8 +67,11 @@ func (cur *cursor) failedBefore(w *workload.Info) *Decision {
 	if d, ok := cur.failed[failKey{shape: w.Shape, priority: noPriority}]; ok {
 		return d
 	}
+	if d, ok := cur.failed[failKey{shape: w.Shape, priority: deferredKey}]; ok {
+		return d
+	}
 	for key, d := range cur.failed {
-		if key.shape == w.Shape && key.priority != noPriority && w.Priority <= key.priority {
+		if key.shape == w.Shape && key.priority > deferredKey && w.Priority <= key.priority {
 			return d
 		}
 	}
@@ -72,13 +84,28 @@ func (cur *cursor) failedBefore(w *workload.Info) *Decision {
 func (c *cycle) preemptForHead(cur *cursor) {
 	w := cur.items[cur.pos]
 	asg := cur.asg
-	targets := c.finder.Find(&preemption.Preemptor{Info: w, CQ: cur.cq, Node: cur.node, Usage: asg.Usage, Contested: asg.PreemptFor})
-	if targets != nil {
-		c.finder.Take(targets)
-		c.tree.AddUsage(cur.node, asg.Usage)
-		c.versions[cur.root]++
-		c.decide(Decision{Workload: w, Assignment: &asg, Victims: targets, Reason: WaitingForPreemptedWorkloads,
-			Message: fmt.Sprintf("waiting for %d preempted workload(s) to release quota", len(targets))})
+	if cur.searchFailed {
+		d := Decision{Workload: w, Reason: WaitingForQuota, Assignment: &asg, Deferred: true,
+			Message: "the search for workloads to preempt is deferred to the next cycle"}
+		c.decide(d)
+		cur.pos++
+		cur.failed[failKey{shape: w.Shape, priority: deferredKey}] = &d
+		return
+	}
+	finder := c.victimFinder()
+	targets, ok := finder.Find(&preemption.Preemptor{Info: w, CQ: cur.cq, Node: c.future.ClusterQueue(cur.name),
+		Usage: asg.Usage, Contested: asg.PreemptFor})
+	if ok {
+		// The quota is held for the preemptor for the rest of the cycle:
+		// in the working tree on top of the victims (they still run), and in
+		// the future tree in their place.
+		finder.Take(targets)
+		c.addUsage(cur, asg.Usage)
+		msg := fmt.Sprintf("waiting for %d preempted workload(s) to release quota", len(targets))
+		if len(targets) == 0 {
+			msg = "waiting for workloads preempted earlier in this cycle to release quota"
+		}
+		c.decide(Decision{Workload: w, Assignment: &asg, Victims: targets, Reason: WaitingForPreemptedWorkloads, Message: msg})
 		cur.pos++
 		if cur.cq.QueueingStrategy == kueue.StrictFIFO {
 			c.blockRest(cur, w)
@@ -92,21 +119,55 @@ func (c *cycle) preemptForHead(cur *cursor) {
 			return
 		}
 	}
-	msg := asg.Message + "; no workloads can be preempted to make room"
-	c.refuse(cur, w, Decision{Workload: w, Reason: WaitingForQuota, Message: msg, Assignment: &asg}, w.Priority)
+	cur.searchFailed = true
+	c.refuse(cur, w, Decision{Workload: w, Reason: WaitingForQuota, Message: "no workloads can be preempted to make room",
+		Assignment: &asg}, w.Priority)
 }
 
 func (c *cycle) admitHead(cur *cursor) {
 	w := cur.items[cur.pos]
 	asg := cur.asg
-	c.tree.AddUsage(cur.node, asg.Usage)
-	c.versions[cur.root]++
+	c.addUsage(cur, asg.Usage)
 	c.decide(Decision{Workload: w, Admit: true, Assignment: &asg})
 	c.result.Admitted++
 	cur.pos++
 }
 
 func (c *cycle) decide(d Decision) { c.result.Decisions = append(c.result.Decisions, d) }
+
+// needsQuota reports whether the workload requests some resource the queue
+// covers (otherwise it needs no quota at all).
+func needsQuota(cur *cursor, w *workload.Info) bool {
+	for i := range w.Shape.PodSets {
+		ps := &w.Shape.PodSets[i]
+		for _, r := range ps.Resources {
+			if ps.PerPod[r] > 0 && cur.cq.GroupFor(r) != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// noFreeQuota reports whether the queue can obtain nothing more of any
+// (flavor, resource) it lists, as of the current cycle state.
+func (c *cycle) noFreeQuota(cur *cursor) bool {
+	if v := c.versions[cur.root]; cur.fullChecked && cur.fullVersion == v {
+		return cur.full
+	}
+	cur.fullChecked, cur.fullVersion, cur.full = true, c.versions[cur.root], true
+	for _, g := range cur.cq.ResourceGroups {
+		for _, f := range g.Flavors {
+			for _, r := range g.Resources {
+				if cur.node.Available(resources.FlavorResource{Flavor: f, Resource: r}) > 0 {
+					cur.full = false
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
 
 // precheck refuses workloads whose queue cannot admit them at all.
 func (c *cycle) precheck(cur *cursor, w *workload.Info) (Decision, bool) {

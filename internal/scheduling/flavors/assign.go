@@ -1,9 +1,7 @@
 package flavors
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -53,30 +51,27 @@ func NewAssigner(flavors map[kueue.ResourceFlavorReference]*state.Flavor, opts O
 // working tree is node. counts, when not nil, overrides the pod counts.
 func (a *Assigner) Assign(cq *state.ClusterQueue, node *hierarchy.Node, shape *workload.Shape, counts []int32) Assignment {
 	out := Assignment{Mode: Fit, Usage: resources.FlavorResourceQuantities{}}
-	var problems []string
 	for i := range shape.PodSets {
 		ps := &shape.PodSets[i]
 		count := ps.Count
 		if counts != nil {
 			count = counts[i]
 		}
-		psa, reason, msgs := a.assignPodSet(cq, node, shape, i, count, &out)
+		psa, reason, notes := a.assignPodSet(cq, node, shape, i, count, &out)
 		out.PodSets = append(out.PodSets, psa)
 		if psa.Mode < out.Mode {
 			out.Mode = psa.Mode
 		}
 		if psa.Mode != Fit {
 			out.Reason = worse(out.Reason, reason)
-			problems = append(problems, fmt.Sprintf("pod set %s: %s", ps.Name, strings.Join(msgs, "; ")))
+			out.problems = append(out.problems, podSetProblem{name: ps.Name, notes: notes})
 		}
 	}
 	if out.Mode == Fit {
 		out.Reason = ""
-	} else {
-		if out.Mode == Preempt {
-			out.Reason = WaitingForQuota
-		}
-		out.Message = "couldn't assign flavors to " + strings.Join(problems, "; ")
+		out.problems = nil
+	} else if out.Mode == Preempt {
+		out.Reason = WaitingForQuota
 	}
 	slices.SortFunc(out.PreemptFor, resources.CompareFlavorResource)
 	out.PreemptFor = slices.Compact(out.PreemptFor)
@@ -93,7 +88,7 @@ type choice struct {
 }
 
 func (a *Assigner) assignPodSet(cq *state.ClusterQueue, node *hierarchy.Node, shape *workload.Shape,
-	idx int, count int32, out *Assignment) (PodSetAssignment, Reason, []string) {
+	idx int, count int32, out *Assignment) (PodSetAssignment, Reason, []note) {
 	ps := &shape.PodSets[idx]
 	psa := PodSetAssignment{
 		Name: ps.Name, Count: count, Mode: Fit,
@@ -101,7 +96,7 @@ func (a *Assigner) assignPodSet(cq *state.ClusterQueue, node *hierarchy.Node, sh
 		Flavors:  make(map[corev1.ResourceName]kueue.ResourceFlavorReference, len(ps.Resources)),
 	}
 	var reason Reason
-	var msgs []string
+	var notes []note
 	done := make(map[corev1.ResourceName]bool, len(ps.Resources))
 	for _, r := range ps.Resources {
 		if done[r] || psa.Requests[r] == 0 && r != corev1.ResourcePods {
@@ -113,7 +108,7 @@ func (a *Assigner) assignPodSet(cq *state.ClusterQueue, node *hierarchy.Node, sh
 				continue
 			}
 			psa.Mode, reason = NoFit, worse(reason, NoMatchingFlavor)
-			msgs = append(msgs, fmt.Sprintf("resource %s unavailable in ClusterQueue", r))
+			notes = append(notes, note{kind: noteUncovered, fr: resources.FlavorResource{Resource: r}})
 			continue
 		}
 		var names []corev1.ResourceName
@@ -123,11 +118,11 @@ func (a *Assigner) assignPodSet(cq *state.ClusterQueue, node *hierarchy.Node, sh
 				done[gr] = true
 			}
 		}
-		best, why, groupMsgs := a.pickFlavor(cq, node, shape, idx, group, names, psa.Requests, out.Usage)
+		best, why, groupNotes := a.pickFlavor(cq, node, shape, idx, group, names, psa.Requests, out.Usage)
 		if best == nil {
 			psa.Mode = NoFit
 			reason = worse(reason, why)
-			msgs = append(msgs, groupMsgs...)
+			notes = append(notes, groupNotes...)
 			continue
 		}
 		for _, n := range names {
@@ -140,10 +135,10 @@ func (a *Assigner) assignPodSet(cq *state.ClusterQueue, node *hierarchy.Node, sh
 		}
 		if best.mode == Preempt {
 			out.PreemptFor = append(out.PreemptFor, best.preempt...)
-			msgs = append(msgs, groupMsgs...)
+			notes = append(notes, groupNotes...)
 			reason = worse(reason, WaitingForQuota)
 		}
 		out.BorrowingLevel = max(out.BorrowingLevel, best.level)
 	}
-	return psa, reason, msgs
+	return psa, reason, notes
 }

@@ -18,14 +18,14 @@ import (
 // the most hopeful over its flavors (any one would do).
 func (a *Assigner) pickFlavor(cq *state.ClusterQueue, node *hierarchy.Node, shape *workload.Shape, idx int,
 	group *state.ResourceGroup, names []corev1.ResourceName, requests resources.Requests,
-	assumed resources.FlavorResourceQuantities) (*choice, Reason, []string) {
+	assumed resources.FlavorResourceQuantities) (*choice, Reason, []note) {
 	var best *choice
 	var reason Reason
-	var msgs []string
+	var notes []note
 	for _, fname := range group.Flavors {
 		if ok, why := a.eligible(shape, idx, fname); !ok {
 			reason = moreHopeful(reason, NoMatchingFlavor)
-			msgs = append(msgs, why)
+			notes = append(notes, note{text: why})
 			continue
 		}
 		c := choice{flavor: fname, mode: Fit}
@@ -33,7 +33,7 @@ func (a *Assigner) pickFlavor(cq *state.ClusterQueue, node *hierarchy.Node, shap
 		for _, r := range names {
 			fr := resources.FlavorResource{Flavor: fname, Resource: r}
 			need := resources.Add(requests[r], assumed[fr])
-			mode, level, why, msg := classify(cq, node, fr, need, a.opts.FairSharing)
+			mode, level, why, n := classify(cq, node, fr, need, a.opts.FairSharing)
 			if mode < c.mode {
 				c.mode = mode
 			}
@@ -42,7 +42,7 @@ func (a *Assigner) pickFlavor(cq *state.ClusterQueue, node *hierarchy.Node, shap
 				c.preempt = append(c.preempt, fr)
 			}
 			if mode != Fit {
-				msgs = append(msgs, msg)
+				notes = append(notes, n)
 				flavorReason = worse(flavorReason, why)
 			}
 		}
@@ -58,7 +58,7 @@ func (a *Assigner) pickFlavor(cq *state.ClusterQueue, node *hierarchy.Node, shap
 			break
 		}
 	}
-	return best, reason, msgs
+	return best, reason, notes
 }
 
 // stopsSearch applies flavorFungibility: a flavor that fits without
@@ -92,22 +92,21 @@ func better(c, best *choice, pref kueue.FlavorFungibilityPreference) bool {
 }
 
 // classify says how `need` of fr fits the ClusterQueue now.
-func classify(cq *state.ClusterQueue, node *hierarchy.Node, fr resources.FlavorResource, need resources.Amount, fair bool) (Mode, int, Reason, string) {
-	if need > node.PotentialAvailable(fr) {
-		return NoFit, 0, ExceedsMaxQuota, fmt.Sprintf("insufficient quota for %s in flavor %s: %s requested, at most %s can ever be available",
-			fr.Resource, fr.Flavor, show(fr.Resource, need), show(fr.Resource, node.PotentialAvailable(fr)))
+func classify(cq *state.ClusterQueue, node *hierarchy.Node, fr resources.FlavorResource, need resources.Amount, fair bool) (Mode, int, Reason, note) {
+	if potential := node.PotentialAvailable(fr); need > potential {
+		return NoFit, 0, ExceedsMaxQuota, note{kind: noteExceedsMax, fr: fr, need: need, have: potential}
 	}
-	if need <= node.Available(fr) {
+	available := node.Available(fr)
+	if need <= available {
 		level, _ := node.BorrowingLevel(fr, need)
-		return Fit, level, "", ""
+		return Fit, level, "", note{}
 	}
-	msg := fmt.Sprintf("insufficient unused quota for %s in flavor %s, %s more needed",
-		fr.Resource, fr.Flavor, show(fr.Resource, resources.Sub(need, node.Available(fr))))
+	n := note{kind: noteInsufficient, fr: fr, need: need, have: available}
 	if mayPreempt(cq, node, fr, need, fair) {
 		level, _ := node.BorrowingLevel(fr, need)
-		return Preempt, level, WaitingForQuota, msg
+		return Preempt, level, WaitingForQuota, n
 	}
-	return NoFit, 0, WaitingForQuota, msg
+	return NoFit, 0, WaitingForQuota, n
 }
 
 // mayPreempt tells whether preemption could free the quota, following

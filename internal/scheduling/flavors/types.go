@@ -7,6 +7,9 @@
 package flavors
 
 import (
+	"fmt"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -108,9 +111,63 @@ type Assignment struct {
 	// PreemptFor lists the (flavor, resource) pairs that need preemption
 	// when Mode is Preempt, in a stable order.
 	PreemptFor []resources.FlavorResource
-	// Reason and Message explain a Mode below Fit.
-	Reason  Reason
-	Message string
+	// Reason explains a Mode below Fit; Message renders the details.
+	Reason   Reason
+	problems []podSetProblem
+}
+
+// Message explains, in words, why the assignment is below Fit. It is
+// rendered on demand: most refusals are never shown to anyone.
+func (a *Assignment) Message() string {
+	if len(a.problems) == 0 {
+		return ""
+	}
+	parts := make([]string, len(a.problems))
+	for i, p := range a.problems {
+		notes := make([]string, len(p.notes))
+		for j, n := range p.notes {
+			notes[j] = n.String()
+		}
+		parts[i] = fmt.Sprintf("pod set %s: %s", p.name, strings.Join(notes, "; "))
+	}
+	return "couldn't assign flavors to " + strings.Join(parts, "; ")
+}
+
+type podSetProblem struct {
+	name  kueue.PodSetReference
+	notes []note
+}
+
+// note is one reason a flavor or resource did not work, kept as data and
+// formatted only when a message is needed.
+type note struct {
+	kind       noteKind
+	text       string
+	fr         resources.FlavorResource
+	need, have resources.Amount
+}
+
+type noteKind uint8
+
+const (
+	noteText noteKind = iota
+	noteUncovered
+	noteExceedsMax
+	noteInsufficient
+)
+
+func (n note) String() string {
+	switch n.kind {
+	case noteUncovered:
+		return fmt.Sprintf("resource %s unavailable in ClusterQueue", n.fr.Resource)
+	case noteExceedsMax:
+		return fmt.Sprintf("insufficient quota for %s in flavor %s: %s requested, at most %s can ever be available",
+			n.fr.Resource, n.fr.Flavor, show(n.fr.Resource, n.need), show(n.fr.Resource, n.have))
+	case noteInsufficient:
+		return fmt.Sprintf("insufficient unused quota for %s in flavor %s, %s more needed",
+			n.fr.Resource, n.fr.Flavor, show(n.fr.Resource, resources.Sub(n.need, n.have)))
+	}
+	return n.text
 }
 
 // Borrowing reports whether the workload would use quota beyond its

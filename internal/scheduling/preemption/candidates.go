@@ -25,51 +25,72 @@ type candidate struct {
 
 // candidates lists, in victim order, the admitted workloads of the
 // preemptor's cohort tree that use a contested (flavor, resource) and that
-// some policy lets it preempt.
+// some policy lets it preempt: other queues' workloads first, then the
+// preemptor's own queue's.
 func (f *Finder) candidates(p *Preemptor) []candidate {
-	contested := make(map[resources.FlavorResource]bool, len(p.Contested))
-	for _, fr := range p.Contested {
-		contested[fr] = true
-	}
 	pol := p.CQ.Preemption
-	var out []candidate
+	var others []candidate
 	for _, name := range f.queuesUnder(p.Node.Root()) {
-		node := f.tree.ClusterQueue(name)
-		for _, a := range f.snap.AdmittedIn(name) {
-			if f.taken[a.Key] || !usesAny(a.Usage, contested) {
-				continue
-			}
-			c := candidate{a: a, node: node, sameQueue: name == p.CQ.Name}
-			if c.sameQueue {
-				if withinAllows(pol.WithinClusterQueue, a, p) {
-					out = append(out, c)
-				}
+		if name == p.CQ.Name {
+			continue
+		}
+		list := f.queueCandidates(name)
+		// Quota of a queue that does not borrow now cannot be reclaimed, and
+		// removing victims only lowers usage: such queues are left out.
+		if len(list) == 0 || !branchBorrowing(list[0].node, p.Node, nil, p.Contested) {
+			continue
+		}
+		for _, c := range list {
+			a := c.a
+			if f.taken[a.Key] || !usesAny(a.Usage, p.Contested) {
 				continue
 			}
 			c.reclaim = reclaimAllows(pol.ReclaimWithinCohort, a, p)
 			c.whileBorrowing = !f.opts.FairSharing && pol.BorrowWithinCohort == kueue.BorrowWithinCohortPolicyLowerPriority &&
 				a.Priority < p.Info.Priority && (pol.MaxPriorityThreshold == nil || a.Priority <= *pol.MaxPriorityThreshold)
 			if c.reclaim || c.whileBorrowing {
-				out = append(out, c)
+				others = append(others, c)
 			}
 		}
 	}
-	slices.SortFunc(out, compareCandidates)
+	slices.SortFunc(others, compareCandidates)
+	out := others
+	if pol.WithinClusterQueue == kueue.PreemptionPolicyNever {
+		return out
+	}
+	for _, c := range f.queueCandidates(p.CQ.Name) {
+		if !f.taken[c.a.Key] && usesAny(c.a.Usage, p.Contested) && withinAllows(pol.WithinClusterQueue, c.a, p) {
+			c.sameQueue = true
+			out = append(out, c)
+		}
+	}
 	return out
 }
 
+// queueCandidates returns a ClusterQueue's admitted workloads in victim
+// order (see compareCandidates), computed once per cycle.
+func (f *Finder) queueCandidates(name kueue.ClusterQueueReference) []candidate {
+	if list, ok := f.byQueue[name]; ok {
+		return list
+	}
+	node := f.tree.ClusterQueue(name)
+	admitted := f.snap.AdmittedIn(name)
+	list := make([]candidate, len(admitted))
+	for i, a := range admitted {
+		list[i] = candidate{a: a, node: node}
+	}
+	slices.SortFunc(list, compareCandidates)
+	f.byQueue[name] = list
+	return list
+}
+
 // compareCandidates puts the least harmful victims first: workloads already
-// being evicted, then other queues' before the preemptor's own, lower
-// priority, most recently admitted, and finally by name.
+// being evicted, then lower priority, most recently admitted, and finally by
+// name. (Other queues' workloads going before the preemptor's own is applied
+// per preemptor.)
 func compareCandidates(x, y candidate) int {
 	if x.a.Evicting != y.a.Evicting {
 		if x.a.Evicting {
-			return -1
-		}
-		return 1
-	}
-	if x.sameQueue != y.sameQueue {
-		if !x.sameQueue {
 			return -1
 		}
 		return 1
@@ -80,7 +101,10 @@ func compareCandidates(x, y candidate) int {
 	if c := cmp.Compare(y.a.ReservedAt, x.a.ReservedAt); c != 0 {
 		return c
 	}
-	return strings.Compare(x.a.Key.String(), y.a.Key.String())
+	if c := strings.Compare(x.a.Key.Namespace, y.a.Key.Namespace); c != 0 {
+		return c
+	}
+	return strings.Compare(x.a.Key.Name, y.a.Key.Name)
 }
 
 // withinAllows applies withinClusterQueue.
@@ -105,9 +129,9 @@ func reclaimAllows(policy kueue.PreemptionPolicy, a *state.Admitted, p *Preempto
 	return false
 }
 
-func usesAny(usage resources.FlavorResourceQuantities, contested map[resources.FlavorResource]bool) bool {
-	for fr, a := range usage {
-		if a > 0 && contested[fr] {
+func usesAny(usage resources.FlavorResourceQuantities, contested []resources.FlavorResource) bool {
+	for _, fr := range contested {
+		if usage[fr] > 0 {
 			return true
 		}
 	}
@@ -129,14 +153,15 @@ func (f *Finder) queuesUnder(root *hierarchy.Node) []kueue.ClusterQueueReference
 }
 
 // branchBorrowing reports whether the candidate's side of the tree uses more
-// than its own quota of a contested pair it holds: some node from its queue
-// up to (not including) the lowest ancestor it shares with the preemptor
-// is over its subtree quota. Only such quota may be reclaimed.
+// than its own quota of a contested pair (one the candidate holds, when
+// usage is given): some node from its queue up to (not including) the
+// lowest ancestor it shares with the preemptor is over its subtree quota.
+// Only such quota may be reclaimed.
 func branchBorrowing(cand, preemptor *hierarchy.Node, usage resources.FlavorResourceQuantities, contested []resources.FlavorResource) bool {
 	lca := lowestCommonAncestor(cand, preemptor)
 	for n := cand; n != nil && n != lca; n = n.Parent() {
 		for _, fr := range contested {
-			if usage[fr] > 0 && n.Usage(fr) > n.SubtreeQuota(fr) {
+			if (usage == nil || usage[fr] > 0) && n.Usage(fr) > n.SubtreeQuota(fr) {
 				return true
 			}
 		}

@@ -49,6 +49,9 @@ func (f *Finder) classic(p *Preemptor, cands []candidate) []Target {
 // returns nil when even all allowed candidates are not enough. The tree is
 // left as it was.
 func (f *Finder) minimal(p *Preemptor, cands []candidate, v variant) []Target {
+	if !f.mayFree(p, cands, v != reclaiming) {
+		return nil
+	}
 	var removed []candidate
 	fits := false
 	for _, c := range cands {
@@ -69,6 +72,32 @@ func (f *Finder) minimal(p *Preemptor, cands []candidate, v variant) []Target {
 	victims := f.giveBackUnneeded(p, removed, v != reclaiming)
 	f.restore(victims)
 	return targets(victims, v)
+}
+
+// mayFree is a quick necessary condition: evicting every candidate frees at
+// most their usage, so if even that is not enough, no search is needed.
+func (f *Finder) mayFree(p *Preemptor, cands []candidate, allowBorrowing bool) bool {
+	for fr, need := range p.Usage {
+		avail := p.Node.Available(fr)
+		if need <= avail && allowBorrowing {
+			continue
+		}
+		var own, all resources.Amount
+		for _, c := range cands {
+			u := c.a.Usage[fr]
+			all = resources.Add(all, u)
+			if c.sameQueue {
+				own = resources.Add(own, u)
+			}
+		}
+		if need > resources.Add(avail, all) {
+			return false
+		}
+		if !allowBorrowing && resources.Sub(resources.Add(p.Node.Usage(fr), need), own) > p.Node.SubtreeQuota(fr) {
+			return false
+		}
+	}
+	return true
 }
 
 // eligibleNow checks, with the victims removed so far, that another queue's

@@ -77,30 +77,44 @@ type Finder struct {
 	taken map[types.NamespacedName]bool
 	// queuesByRoot lists the ClusterQueues under each root, sorted.
 	queuesByRoot map[*hierarchy.Node][]kueue.ClusterQueueReference
+	// byQueue caches each queue's admitted workloads in victim order.
+	byQueue map[kueue.ClusterQueueReference][]candidate
 }
 
 // NewFinder returns a Finder over the snapshot's workloads and the cycle's
 // working tree.
 func NewFinder(snap *state.Snapshot, tree *hierarchy.Tree, opts Options) *Finder {
-	return &Finder{snap: snap, tree: tree, opts: opts, taken: map[types.NamespacedName]bool{}}
+	return &Finder{snap: snap, tree: tree, opts: opts, taken: map[types.NamespacedName]bool{},
+		byQueue: map[kueue.ClusterQueueReference][]candidate{}}
 }
 
-// Take marks victims as chosen, so later preemptors in the cycle pick others.
+// Take marks victims as chosen: later preemptors in the cycle pick others,
+// and see the victims' quota as already released (removed from the tree).
 func (f *Finder) Take(targets []Target) {
 	for _, t := range targets {
 		f.taken[t.Workload.Key] = true
+		if n := f.tree.ClusterQueue(t.Workload.ClusterQueue); n != nil {
+			f.tree.RemoveUsage(n, t.Workload.Usage)
+		}
 	}
 }
 
-// Find returns the victims that let the preemptor fit, or nil when no
-// allowed set of victims does.
-func (f *Finder) Find(p *Preemptor) []Target {
+// Find returns the victims that let the preemptor fit. ok is false when no
+// allowed set of victims does; with ok and no victims, the preemptor fits
+// once the victims chosen earlier in the cycle are gone. p.Node must be the
+// Finder's tree's node.
+func (f *Finder) Find(p *Preemptor) (targets []Target, ok bool) {
+	if f.fits(p, true) {
+		return nil, true
+	}
 	cands := f.candidates(p)
 	if len(cands) == 0 {
-		return nil
+		return nil, false
 	}
 	if f.opts.FairSharing {
-		return f.fair(p, cands)
+		targets = f.fair(p, cands)
+	} else {
+		targets = f.classic(p, cands)
 	}
-	return f.classic(p, cands)
+	return targets, targets != nil
 }
