@@ -41,11 +41,12 @@ func Share(n *hierarchy.Node, extra resources.FlavorResourceQuantities, weight r
 			borrowed[fr.Resource] = resources.Add(borrowed[fr.Resource], b)
 		}
 	}
-	for _, fr := range n.FlavorResources() {
+	known := n.FlavorResources()
+	for _, fr := range known {
 		add(fr)
 	}
 	for fr := range extra {
-		if n.Usage(fr) == 0 && n.SubtreeQuota(fr) == 0 {
+		if !slices.Contains(known, fr) {
 			add(fr)
 		}
 	}
