@@ -78,7 +78,7 @@ func (n *Node) PotentialAvailable(fr FlavorResource) Amount {
 // the level names the pool, whichever ClusterQueue borrows from it. The
 // second result is false when even the root's subtree quota is exceeded.
 func (n *Node) BorrowingLevel(fr FlavorResource, amount Amount) (int, bool) {
-	fitting := n.lowestFitting(fr, amount)
+	fitting := n.LowestFitting(fr, amount)
 	if fitting == nil {
 		return n.Root().height, false
 	}
@@ -88,13 +88,13 @@ func (n *Node) BorrowingLevel(fr FlavorResource, amount Amount) (int, bool) {
 // FitsBelowRoot reports whether `amount` more of fr fits in a subtree below
 // the root: quota that someone under the root is using could be reclaimed.
 func (n *Node) FitsBelowRoot(fr FlavorResource, amount Amount) bool {
-	fitting := n.lowestFitting(fr, amount)
+	fitting := n.LowestFitting(fr, amount)
 	return fitting != nil && fitting.parent != nil && !fitting.parent.broken
 }
 
-// lowestFitting walks up from n adding amount (and what it draws from each
+// LowestFitting walks up from n adding amount (and what it draws from each
 // parent) and returns the first node whose subtree quota covers its usage.
-func (n *Node) lowestFitting(fr FlavorResource, amount Amount) *Node {
+func (n *Node) LowestFitting(fr FlavorResource, amount Amount) *Node {
 	delta := amount
 	for node := n; node != nil; node = node.parent {
 		old := node.usage[fr]

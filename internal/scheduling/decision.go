@@ -6,6 +6,7 @@
 package scheduling
 
 import (
+	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
 	"github.com/kuota-dev/kuota/internal/scheduling/preemption"
 	"github.com/kuota-dev/kuota/internal/workload"
@@ -73,6 +74,11 @@ type Decision struct {
 	// say (rendering assignment details costs, so it is done on demand).
 	Reason  Reason
 	Message string
+	// Held is the quota set aside for the workload for the rest of the
+	// cycle without admitting it: a preemptor's usage, or what a workload
+	// that found no victims may not lose to later ones. Nothing is held
+	// beyond the cycle.
+	Held resources.FlavorResourceQuantities
 	// Deferred is set when the workload was not fully evaluated this cycle
 	// (its queue already failed a preemption search): it should be tried
 	// again next cycle rather than set aside.

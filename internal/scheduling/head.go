@@ -36,7 +36,9 @@ func (c *cycle) evaluateHead(cur *cursor) bool {
 	}
 	asg := c.assigner.Assign(cur.cq, cur.node, w.Shape, nil)
 	if asg.Mode == flavors.NoFit && w.Shape.HasPartialAdmission() {
-		if partial, ok := c.assigner.AssignPartial(cur.cq, cur.node, w.Shape); ok {
+		// The largest count that fits, or could by preemption.
+		anyMode := func(*flavors.Assignment) bool { return true }
+		if partial, ok := c.assigner.AssignPartial(cur.cq, cur.node, w.Shape, anyMode); ok {
 			asg = partial
 		}
 	}
@@ -93,35 +95,83 @@ func (c *cycle) preemptForHead(cur *cursor) {
 		return
 	}
 	finder := c.victimFinder()
-	targets, ok := finder.Find(&preemption.Preemptor{Info: w, CQ: cur.cq, Node: c.future.ClusterQueue(cur.name),
-		Usage: asg.Usage, Contested: asg.PreemptFor})
-	if ok {
-		// The quota is held for the preemptor for the rest of the cycle:
-		// in the working tree on top of the victims (they still run), and in
-		// the future tree in their place.
-		finder.Take(targets)
-		c.addUsage(cur, asg.Usage)
-		msg := fmt.Sprintf("waiting for %d preempted workload(s) to release quota", len(targets))
-		if len(targets) == 0 {
-			msg = "waiting for workloads preempted earlier in this cycle to release quota"
+	targets, ok := c.findVictims(cur, w, &asg)
+	if !ok && w.Shape.HasPartialAdmission() {
+		// Fewer pods: the largest count that fits now or by preemption.
+		var partial flavors.Assignment
+		partial, ok = c.assigner.AssignPartial(cur.cq, cur.node, w.Shape, func(a *flavors.Assignment) bool {
+			if a.Mode == flavors.Fit {
+				return true
+			}
+			_, found := c.findVictims(cur, w, a)
+			return found
+		})
+		if ok {
+			asg = partial
+			if asg.Mode == flavors.Fit {
+				cur.asg = asg
+				c.admitHead(cur)
+				return
+			}
+			targets, ok = c.findVictims(cur, w, &asg)
 		}
-		c.decide(Decision{Workload: w, Assignment: &asg, Victims: targets, Reason: WaitingForPreemptedWorkloads, Message: msg})
-		cur.pos++
-		if cur.cq.QueueingStrategy == kueue.StrictFIFO {
-			c.blockRest(cur, w)
-		}
+	}
+	if !ok {
+		cur.searchFailed = true
+		held := c.holdUnreclaimable(cur, &asg)
+		c.refuse(cur, w, Decision{Workload: w, Reason: WaitingForQuota, Message: "no workloads can be preempted to make room",
+			Assignment: &asg, Held: held}, w.Priority)
 		return
 	}
-	if w.Shape.HasPartialAdmission() {
-		if partial, ok := c.assigner.AssignPartial(cur.cq, cur.node, w.Shape); ok {
-			cur.asg = partial
-			c.admitHead(cur)
-			return
+	// The quota is held for the preemptor for the rest of the cycle: in the
+	// working tree on top of the victims (they still run), and in the future
+	// tree in their place.
+	finder.Take(targets)
+	c.addUsage(cur, asg.Usage)
+	msg := fmt.Sprintf("waiting for %d preempted workload(s) to release quota", len(targets))
+	if len(targets) == 0 {
+		msg = "waiting for workloads preempted earlier in this cycle to release quota"
+	}
+	c.decide(Decision{Workload: w, Assignment: &asg, Victims: targets, Reason: WaitingForPreemptedWorkloads, Message: msg,
+		Held: asg.Usage})
+	cur.pos++
+	if cur.cq.QueueingStrategy == kueue.StrictFIFO {
+		c.blockRest(cur, w)
+	}
+}
+
+// findVictims searches victims for the head with the given assignment.
+func (c *cycle) findVictims(cur *cursor, w *workload.Info, asg *flavors.Assignment) ([]preemption.Target, bool) {
+	return c.victimFinder().Find(&preemption.Preemptor{Info: w, CQ: cur.cq, Node: c.future.ClusterQueue(cur.name),
+		Usage: asg.Usage, Contested: asg.PreemptFor})
+}
+
+// holdUnreclaimable keeps, for the rest of the cycle, quota a head that found
+// no victims is entitled to but cannot always reclaim (its queue does not
+// reclaim from any priority): what it needs up to its nominal quota, or up to
+// nominal + borrowingLimit when it borrows. Workloads processed later cannot
+// take it, so the head is not overtaken by lower-priority ones.
+func (c *cycle) holdUnreclaimable(cur *cursor, asg *flavors.Assignment) resources.FlavorResourceQuantities {
+	if cur.cq.Preemption.ReclaimWithinCohort == kueue.PreemptionPolicyAny {
+		return nil
+	}
+	hold := resources.FlavorResourceQuantities{}
+	for fr, need := range asg.Usage {
+		q, _ := cur.node.Quota(fr)
+		used := cur.node.Usage(fr)
+		limit := q.Nominal
+		if asg.Borrowing() {
+			limit = resources.Add(q.Nominal, q.BorrowingLimit)
+		}
+		if amount := min(need, max(0, resources.Sub(limit, used))); amount > 0 {
+			hold[fr] = amount
 		}
 	}
-	cur.searchFailed = true
-	c.refuse(cur, w, Decision{Workload: w, Reason: WaitingForQuota, Message: "no workloads can be preempted to make room",
-		Assignment: &asg}, w.Priority)
+	if len(hold) == 0 {
+		return nil
+	}
+	c.addUsage(cur, hold)
+	return hold
 }
 
 func (c *cycle) admitHead(cur *cursor) {

@@ -476,7 +476,7 @@ func propAssign(snap *state.Snapshot, tree *hierarchy.Tree, opts Options, w *wor
 	node := tree.ClusterQueue(w.ClusterQueue)
 	asg := a.Assign(cq, node, w.Shape, nil)
 	if asg.Mode != flavors.Fit && w.Shape.HasPartialAdmission() {
-		if partial, ok := a.AssignPartial(cq, node, w.Shape); ok {
+		if partial, ok := a.AssignPartial(cq, node, w.Shape, nil); ok {
 			return partial
 		}
 	}

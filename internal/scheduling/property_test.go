@@ -184,9 +184,10 @@ func (p *propRun) checkAdmissions() *hierarchy.Tree {
 	tree := p.snap.Tree.Clone()
 	for i := range p.result.Decisions {
 		d := &p.result.Decisions[i]
-		if len(d.Victims) > 0 {
-			// A preemptor holds its quota for the rest of the cycle.
-			tree.AddUsage(tree.ClusterQueue(d.Workload.ClusterQueue), d.Assignment.Usage)
+		if len(d.Held) > 0 {
+			// Quota held for the rest of the cycle (a preemptor's, or an
+			// unreclaimable share of one that found no victims).
+			tree.AddUsage(tree.ClusterQueue(d.Workload.ClusterQueue), d.Held)
 			continue
 		}
 		if !d.Admit {

@@ -62,12 +62,15 @@ type scenarioAdmitted struct {
 }
 
 type scenarioWorkload struct {
-	Name         string           `json:"name"`
-	Namespace    string           `json:"namespace"`
-	ClusterQueue string           `json:"clusterQueue"`
-	Priority     int32            `json:"priority"`
-	Time         int64            `json:"time"` // queue-order time, seconds
-	PodSets      []scenarioPodSet `json:"podSets"`
+	Name         string `json:"name"`
+	Namespace    string `json:"namespace"`
+	ClusterQueue string `json:"clusterQueue"`
+	Priority     int32  `json:"priority"`
+	Time         int64  `json:"time"` // queue-order time, seconds
+	// Preempting marks a workload that already evicted others and waits
+	// for them to leave (workload.Info.Preempting).
+	Preempting bool             `json:"preempting"`
+	PodSets    []scenarioPodSet `json:"podSets"`
 }
 
 type scenarioPodSet struct {
@@ -179,7 +182,8 @@ func (sc *scenario) queues() []workload.Queue {
 				PerPod: perPod, NodeSelector: ps.NodeSelector, RequiredAffinity: ps.Affinity, Tolerations: ps.Tolerations})
 		}
 		info := &workload.Info{Key: key(w.Namespace, w.Name), UID: types.UID(w.Name), ClusterQueue: kueue.ClusterQueueReference(w.ClusterQueue),
-			Priority: w.Priority, QueueOrderTime: w.Time * int64(time.Second), Shape: shapes.Intern(workload.NewShape(podSets))}
+			Priority: w.Priority, QueueOrderTime: w.Time * int64(time.Second), Preempting: w.Preempting,
+			Shape: shapes.Intern(workload.NewShape(podSets))}
 		byCQ[w.ClusterQueue] = append(byCQ[w.ClusterQueue], info)
 	}
 	var out []workload.Queue
@@ -244,10 +248,10 @@ func checkDecision(t *testing.T, name string, want scenarioExpect, d Decision) {
 			t.Errorf("%s: expectation needs a reason", name)
 		}
 		if d.Reason != want.Reason {
-			t.Errorf("%s: reason = %s, want %s (%s)", name, d.Reason, want.Reason, d.Message)
+			t.Errorf("%s: reason = %s, want %s (%s)", name, d.Reason, want.Reason, d.Explain())
 		}
-		if want.Message != "" && !strings.Contains(d.Message, want.Message) {
-			t.Errorf("%s: message %q does not contain %q", name, d.Message, want.Message)
+		if want.Message != "" && !strings.Contains(d.Explain(), want.Message) {
+			t.Errorf("%s: message %q does not contain %q", name, d.Explain(), want.Message)
 		}
 		checkVictims(t, name, want.Victims, d.Victims)
 		return
@@ -301,7 +305,7 @@ func describeOne(d Decision) string {
 		if len(victims) > 0 {
 			return fmt.Sprintf("%s: preempting %s", d.Workload.Key.Name, strings.Join(victims, " "))
 		}
-		return fmt.Sprintf("%s: %s: %s", d.Workload.Key.Name, d.Reason, d.Message)
+		return fmt.Sprintf("%s: %s: %s", d.Workload.Key.Name, d.Reason, d.Explain())
 	}
 	var parts []string
 	for _, ps := range d.Assignment.PodSets {

@@ -60,16 +60,17 @@ func Share(n *hierarchy.Node, extra resources.FlavorResourceQuantities, weight r
 	var share int64
 	var dominant corev1.ResourceName
 	for _, name := range sortedNames(borrowed) {
-		ratio := Infinite
-		if l := lendable[name]; l > 0 {
-			ratio = mulDiv(borrowed[name], 1000, l)
+		// A resource the parent cannot lend does not count, as in Kueue.
+		l := lendable[name]
+		if l <= 0 {
+			continue
 		}
-		if ratio > share || dominant == "" {
+		if ratio := mulDiv(borrowed[name], 1000, l); ratio > share || dominant == "" {
 			share, dominant = ratio, name
 		}
 	}
-	if share == Infinite {
-		return Infinite, dominant
+	if dominant == "" {
+		return 0, ""
 	}
 	return mulDiv(share, 1000, weight), dominant
 }

@@ -7,10 +7,14 @@ import (
 )
 
 // AssignPartial looks for the largest pod count, between the PodSet's
-// minCount and its count, with which the workload fits now. Only one PodSet
-// may allow partial admission; fewer pods never need more quota, so a binary
-// search finds the largest count. It returns false when no count fits.
-func (a *Assigner) AssignPartial(cq *state.ClusterQueue, node *hierarchy.Node, shape *workload.Shape) (Assignment, bool) {
+// minCount and its count, whose assignment accept takes (nil: one that fits
+// now). Only one PodSet may allow partial admission; fewer pods never need
+// more quota, so a binary search finds the largest count. It returns false
+// when no count is accepted.
+func (a *Assigner) AssignPartial(cq *state.ClusterQueue, node *hierarchy.Node, shape *workload.Shape, accept func(*Assignment) bool) (Assignment, bool) {
+	if accept == nil {
+		accept = func(asg *Assignment) bool { return asg.Mode == Fit }
+	}
 	idx := -1
 	for i := range shape.PodSets {
 		if ps := &shape.PodSets[i]; ps.MinCount > 0 && ps.MinCount < ps.Count {
@@ -32,7 +36,7 @@ func (a *Assigner) AssignPartial(cq *state.ClusterQueue, node *hierarchy.Node, s
 		mid := lo + (hi-lo)/2
 		counts[idx] = mid
 		asg := a.Assign(cq, node, shape, counts)
-		if asg.Mode == Fit {
+		if asg.Mode != NoFit && accept(&asg) {
 			best, found = asg, true
 			lo = mid + 1
 		} else {

@@ -21,6 +21,9 @@ type candidate struct {
 	reclaim bool
 	// whileBorrowing: another queue's workload borrowWithinCohort allows.
 	whileBorrowing bool
+	// withinNominal: taken, under fair sharing, because the preemptor stays
+	// within its nominal quota (a reclamation, not a share decision).
+	withinNominal bool
 }
 
 // candidates lists, in victim order, the admitted workloads of the
@@ -153,20 +156,32 @@ func (f *Finder) queuesUnder(root *hierarchy.Node) []kueue.ClusterQueueReference
 }
 
 // branchBorrowing reports whether the candidate's side of the tree uses more
-// than its own quota of a contested pair (one the candidate holds, when
-// usage is given): some node from its queue up to (not including) the
-// lowest ancestor it shares with the preemptor is over its subtree quota.
-// Only such quota may be reclaimed.
+// than its own quota: every node from its queue up to (not including) the
+// lowest ancestor it shares with the preemptor is over its subtree quota in
+// a contested pair (for the queue itself, one the candidate holds, when
+// usage is given). Only quota borrowed across that ancestor may be
+// reclaimed; a branch within its own quota keeps what it has.
 func branchBorrowing(cand, preemptor *hierarchy.Node, usage resources.FlavorResourceQuantities, contested []resources.FlavorResource) bool {
 	lca := lowestCommonAncestor(cand, preemptor)
-	for n := cand; n != nil && n != lca; n = n.Parent() {
+	if lca == nil {
+		return false
+	}
+	for n := cand; n != lca; n = n.Parent() {
+		over := false
 		for _, fr := range contested {
-			if (usage == nil || usage[fr] > 0) && n.Usage(fr) > n.SubtreeQuota(fr) {
-				return true
+			if n == cand && usage != nil && usage[fr] == 0 {
+				continue
+			}
+			if n.Usage(fr) > n.SubtreeQuota(fr) {
+				over = true
+				break
 			}
 		}
+		if !over {
+			return false
+		}
 	}
-	return false
+	return true
 }
 
 func lowestCommonAncestor(a, b *hierarchy.Node) *hierarchy.Node {

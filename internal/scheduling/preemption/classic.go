@@ -2,6 +2,7 @@ package preemption
 
 import (
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/hierarchy"
 	"github.com/kuota-dev/kuota/internal/resources"
 )
 
@@ -49,7 +50,7 @@ func (f *Finder) classic(p *Preemptor, cands []candidate) []Target {
 // returns nil when even all allowed candidates are not enough. The tree is
 // left as it was.
 func (f *Finder) minimal(p *Preemptor, cands []candidate, v variant) []Target {
-	if !f.mayFree(p, cands, v != reclaiming) {
+	if !f.mayFree(p, cands) {
 		return nil
 	}
 	var removed []candidate
@@ -60,7 +61,7 @@ func (f *Finder) minimal(p *Preemptor, cands []candidate, v variant) []Target {
 		}
 		f.tree.RemoveUsage(c.node, c.a.Usage)
 		removed = append(removed, c)
-		if f.fits(p, v != reclaiming) {
+		if f.fitsVariant(p, v, removed) {
 			fits = true
 			break
 		}
@@ -69,31 +70,61 @@ func (f *Finder) minimal(p *Preemptor, cands []candidate, v variant) []Target {
 		f.restore(removed)
 		return nil
 	}
-	victims := f.giveBackUnneeded(p, removed, v != reclaiming)
+	victims := f.giveBackUnneeded(p, removed, func(kept []candidate) bool { return f.fitsVariant(p, v, kept) })
 	f.restore(victims)
 	return targets(victims, v)
 }
 
-// mayFree is a quick necessary condition: evicting every candidate frees at
-// most their usage, so if even that is not enough, no search is needed.
-func (f *Finder) mayFree(p *Preemptor, cands []candidate, allowBorrowing bool) bool {
-	for fr, need := range p.Usage {
-		avail := p.Node.Available(fr)
-		if need <= avail && allowBorrowing {
+// fitsVariant checks the preemptor fits with the given victims removed.
+// When reclaiming, the quota it uses must also be quota its side of the tree
+// owns: for every victim, the lowest subtree covering the preemptor's usage
+// must lie strictly below the victim's lowest common ancestor with it (for
+// its own queue's victims, or none: within its own nominal quota).
+func (f *Finder) fitsVariant(p *Preemptor, v variant, victims []candidate) bool {
+	if v != reclaiming {
+		return f.fits(p, true)
+	}
+	var above *hierarchy.Node
+	for _, c := range victims {
+		if c.sameQueue {
 			continue
 		}
-		var own, all resources.Amount
-		for _, c := range cands {
-			u := c.a.Usage[fr]
-			all = resources.Add(all, u)
-			if c.sameQueue {
-				own = resources.Add(own, u)
-			}
+		if lca := lowestCommonAncestor(c.node, p.Node); lca != nil && (above == nil || lca.Depth() > above.Depth()) {
+			above = lca
 		}
-		if need > resources.Add(avail, all) {
+	}
+	for fr, need := range p.Usage {
+		if need > p.Node.Available(fr) {
 			return false
 		}
-		if !allowBorrowing && resources.Sub(resources.Add(p.Node.Usage(fr), need), own) > p.Node.SubtreeQuota(fr) {
+		fit := p.Node.LowestFitting(fr, need)
+		switch {
+		case fit == nil:
+			return false
+		case above == nil:
+			if fit != p.Node {
+				return false
+			}
+		case fit == above || !above.IsAncestorOf(fit):
+			return false
+		}
+	}
+	return true
+}
+
+// mayFree is a quick necessary condition: evicting every candidate frees at
+// most their usage, so if even that is not enough, no search is needed.
+func (f *Finder) mayFree(p *Preemptor, cands []candidate) bool {
+	for fr, need := range p.Usage {
+		avail := p.Node.Available(fr)
+		if need <= avail {
+			continue
+		}
+		var all resources.Amount
+		for _, c := range cands {
+			all = resources.Add(all, c.a.Usage[fr])
+		}
+		if need > resources.Add(avail, all) {
 			return false
 		}
 	}
@@ -120,13 +151,13 @@ func (f *Finder) eligibleNow(p *Preemptor, c candidate, v variant) bool {
 
 // giveBackUnneeded re-adds victims, last but one first, that the preemptor
 // fits without; it returns the victims still needed (still removed).
-func (f *Finder) giveBackUnneeded(p *Preemptor, removed []candidate, allowBorrowing bool) []candidate {
+func (f *Finder) giveBackUnneeded(p *Preemptor, removed []candidate, fits func(kept []candidate) bool) []candidate {
 	needed := make([]bool, len(removed))
 	needed[len(removed)-1] = true
 	for i := len(removed) - 2; i >= 0; i-- {
 		c := removed[i]
 		f.tree.AddUsage(c.node, c.a.Usage)
-		if f.fits(p, allowBorrowing) {
+		if fits(keptExcept(removed, needed, i)) {
 			continue
 		}
 		f.tree.RemoveUsage(c.node, c.a.Usage)
@@ -135,6 +166,18 @@ func (f *Finder) giveBackUnneeded(p *Preemptor, removed []candidate, allowBorrow
 	var out []candidate
 	for i, c := range removed {
 		if needed[i] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// keptExcept lists the victims still removed while victim i is tried back:
+// those before i not yet decided, and those after i found needed.
+func keptExcept(removed []candidate, needed []bool, i int) []candidate {
+	var out []candidate
+	for j, c := range removed {
+		if j < i || (j > i && needed[j]) {
 			out = append(out, c)
 		}
 	}
@@ -171,6 +214,9 @@ func targets(victims []candidate, v variant) []Target {
 				reason = kueue.InCohortReclaimWhileBorrowingReason
 			case fairSharing:
 				reason = kueue.InCohortFairSharingReason
+				if c.withinNominal {
+					reason = kueue.InCohortReclamationReason
+				}
 			default:
 				reason = kueue.InCohortReclamationReason
 			}

@@ -3,7 +3,6 @@ package preemption
 import (
 	"cmp"
 	"slices"
-	"strings"
 
 	"github.com/kuota-dev/kuota/internal/hierarchy"
 	"github.com/kuota-dev/kuota/internal/resources"
@@ -35,6 +34,7 @@ func (f *Finder) fair(p *Preemptor, cands []candidate) []Target {
 				break
 			}
 			c := remaining[i]
+			c.withinNominal = !c.sameQueue && withinNominal
 			remaining = slices.Delete(remaining, i, i+1)
 			f.tree.RemoveUsage(c.node, c.a.Usage)
 			removed = append(removed, c)
@@ -48,7 +48,7 @@ func (f *Finder) fair(p *Preemptor, cands []candidate) []Target {
 		f.restore(removed)
 		return nil
 	}
-	victims := f.giveBackUnneeded(p, removed, true)
+	victims := f.giveBackUnneeded(p, removed, func([]candidate) bool { return f.fits(p, true) })
 	f.restore(victims)
 	return targets(victims, fairSharing)
 }
@@ -64,34 +64,31 @@ func (f *Finder) withinNominal(p *Preemptor) bool {
 	return true
 }
 
-type fairGroup struct {
-	node  *hierarchy.Node
-	share int64
-	idx   []int
-}
-
-// nextFair returns the index in remaining of the next victim, or -1.
+// nextFair returns the index in remaining of the next victim, or -1. The
+// target is found by walking down from the root towards the largest share;
+// a queue none of whose candidates may be taken is set aside and the walk
+// repeated.
 func (f *Finder) nextFair(p *Preemptor, remaining []candidate, s Strategy, withinNominal bool) int {
-	byNode := map[*hierarchy.Node]*fairGroup{}
-	var groups []*fairGroup
+	byNode := map[*hierarchy.Node][]int{}
 	for i, c := range remaining {
-		g := byNode[c.node]
-		if g == nil {
-			share, _ := fairsharing.Share(c.node, nil, f.weight(c.node))
-			g = &fairGroup{node: c.node, share: share}
-			byNode[c.node] = g
-			groups = append(groups, g)
-		}
-		g.idx = append(g.idx, i)
+		byNode[c.node] = append(byNode[c.node], i)
 	}
-	slices.SortFunc(groups, func(a, b *fairGroup) int {
-		if c := cmp.Compare(b.share, a.share); c != 0 {
-			return c
+	exhausted := map[*hierarchy.Node]bool{}
+	for {
+		live := map[*hierarchy.Node]bool{}
+		for n, idx := range byNode {
+			if len(idx) == 0 || exhausted[n] {
+				continue
+			}
+			for a := n; a != nil && !live[a]; a = a.Parent() {
+				live[a] = true
+			}
 		}
-		return strings.Compare(a.node.Name(), b.node.Name())
-	})
-	for _, g := range groups {
-		for _, i := range g.idx {
+		target := f.nextTarget(p.Node.Root(), p, live)
+		if target == nil {
+			return -1
+		}
+		for _, i := range byNode[target] {
 			c := remaining[i]
 			if c.sameQueue {
 				return i
@@ -106,8 +103,50 @@ func (f *Finder) nextFair(p *Preemptor, remaining []candidate, s Strategy, withi
 				return i
 			}
 		}
+		exhausted[target] = true
 	}
-	return -1
+}
+
+// nextTarget walks down from n to the ClusterQueue to take a victim from:
+// at each Cohort, among children with candidates (live), the one with the
+// largest share goes first (a Cohort before a queue on a tie, then by name);
+// children that borrow nothing are passed over, unless they lead to the
+// preemptor's own queue.
+func (f *Finder) nextTarget(n *hierarchy.Node, p *Preemptor, live map[*hierarchy.Node]bool) *hierarchy.Node {
+	if !live[n] {
+		return nil
+	}
+	if n.Kind() == hierarchy.ClusterQueueKind {
+		return n
+	}
+	type option struct {
+		child *hierarchy.Node
+		share int64
+	}
+	var options []option
+	for _, child := range n.Children() {
+		if !live[child] {
+			continue
+		}
+		share, _ := fairsharing.Share(child, nil, f.weight(child))
+		onPath := child == p.Node || child.IsAncestorOf(p.Node)
+		if share == 0 && !onPath {
+			continue
+		}
+		options = append(options, option{child: child, share: share})
+	}
+	slices.SortStableFunc(options, func(a, b option) int {
+		if c := cmp.Compare(b.share, a.share); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.child.Kind(), a.child.Kind())
+	})
+	for _, o := range options {
+		if t := f.nextTarget(o.child, p, live); t != nil {
+			return t
+		}
+	}
+	return nil
 }
 
 // shareAllows compares shares just below the lowest common ancestor of the
