@@ -122,3 +122,40 @@ func (d *Decision) Explain() string {
 	}
 	return detail + "; " + d.Message
 }
+
+// Hint returns, for a decision with victims, the assignment the workload
+// preempted for; the caller puts it on the workload's Info (with
+// Preempting) so that the next cycles try it first.
+func (d *Decision) Hint() *workload.Hint {
+	if d.Assignment == nil {
+		return nil
+	}
+	h := &workload.Hint{}
+	for _, ps := range d.Assignment.PodSets {
+		h.Counts = append(h.Counts, ps.Count)
+		h.Flavors = append(h.Flavors, ps.Flavors)
+	}
+	return h
+}
+
+// MinUsage returns the quota an admitted workload would need at the
+// smallest counts partial admission allows, on the flavors of asg; nil when
+// it cannot shrink. It goes into state.Admitted.MinUsage.
+func MinUsage(shape *workload.Shape, asg *flavors.Assignment) resources.FlavorResourceQuantities {
+	if !shape.HasPartialAdmission() || len(asg.PodSets) != len(shape.PodSets) {
+		return nil
+	}
+	out := asg.Usage.Clone()
+	for i := range shape.PodSets {
+		ps, psa := &shape.PodSets[i], &asg.PodSets[i]
+		if ps.MinCount <= 0 || psa.Count <= ps.MinCount {
+			continue
+		}
+		extra := int64(psa.Count - ps.MinCount)
+		for r, f := range psa.Flavors {
+			fr := resources.FlavorResource{Flavor: f, Resource: r}
+			out[fr] = resources.Sub(out[fr], resources.Mul(ps.PerPod[r], extra))
+		}
+	}
+	return out
+}

@@ -34,7 +34,10 @@ func (c *cycle) evaluateHead(cur *cursor) bool {
 		cur.pos++
 		return false
 	}
-	asg := c.assigner.Assign(cur.cq, cur.node, w.Shape, nil)
+	asg, hinted := c.assignHinted(cur, w)
+	if !hinted {
+		asg = c.assigner.Assign(cur.cq, cur.node, w.Shape, nil)
+	}
 	if asg.Mode == flavors.NoFit && w.Shape.HasPartialAdmission() {
 		// The largest count that fits, or could by preemption.
 		anyMode := func(*flavors.Assignment) bool { return true }
@@ -49,6 +52,17 @@ func (c *cycle) evaluateHead(cur *cursor) bool {
 	}
 	c.refuse(cur, w, Decision{Workload: w, Reason: Reason(asg.Reason), Assignment: &asg}, noPriority)
 	return false
+}
+
+// assignHinted evaluates a preempting workload on the assignment it evicted
+// others for, so that it takes the quota freed for it. It reports false when
+// there is no usable hint or the hinted assignment does not fit at all.
+func (c *cycle) assignHinted(cur *cursor, w *workload.Info) (flavors.Assignment, bool) {
+	if !w.Preempting || w.Hint == nil {
+		return flavors.Assignment{}, false
+	}
+	asg, ok := c.assigner.AssignHinted(cur.cq, cur.node, w.Shape, w.Hint)
+	return asg, ok && asg.Mode != flavors.NoFit
 }
 
 // refuse records a refusal of the head and moves on: past the whole queue

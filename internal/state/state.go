@@ -21,12 +21,23 @@ type Admitted struct {
 	Priority     int32
 	// Usage is the quota the workload holds, per (flavor, resource).
 	Usage resources.FlavorResourceQuantities
+	// MinUsage, when set, is the least quota the workload could be admitted
+	// with again (partial admission at minCount, on the same flavors).
+	MinUsage resources.FlavorResourceQuantities
 	// ReservedAt (Unix nanoseconds) is when quota was reserved.
 	ReservedAt int64
 	// QueueOrderTime (Unix nanoseconds) is the workload's queue-order time.
 	QueueOrderTime int64
 	// Evicting is true once an eviction was requested.
 	Evicting bool
+}
+
+// SmallestUsage returns MinUsage, or Usage when the workload cannot shrink.
+func (a *Admitted) SmallestUsage() resources.FlavorResourceQuantities {
+	if a.MinUsage != nil {
+		return a.MinUsage
+	}
+	return a.Usage
 }
 
 // State is the live picture, fed by controllers. It is not safe for

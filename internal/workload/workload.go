@@ -11,6 +11,7 @@ package workload
 import (
 	"cmp"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -39,6 +40,17 @@ type Info struct {
 	// Preempting is set once the workload has evicted others to make room:
 	// it then goes first, so that the freed quota goes to it.
 	Preempting bool
+	// Hint, for a preempting workload, is the assignment it evicted others
+	// for; it is tried first, so the workload takes the quota that was
+	// freed for it rather than choosing anew.
+	Hint *Hint
+}
+
+// Hint pins an evaluation to an earlier assignment: per PodSet, the pod
+// count and the flavor of each resource.
+type Hint struct {
+	Counts  []int32
+	Flavors []map[corev1.ResourceName]kueue.ResourceFlavorReference
 }
 
 // Compare orders two workloads of one queue: a workload waiting for its

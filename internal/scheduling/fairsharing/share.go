@@ -7,7 +7,9 @@
 // what its parent could lend it at most; the dominant (largest) ratio, in
 // per mille, divided by the node's weight, is its weighted share. A node that
 // borrows nothing has share 0; a node of weight 0 that borrows has an
-// infinite share (math.MaxInt64). It is pure.
+// infinite share. Shares are compared exactly (as floating point numbers);
+// status publishes them rounded down to integers (math.MaxInt64 for
+// infinite). It is pure.
 package fairsharing
 
 import (
@@ -21,15 +23,16 @@ import (
 	"github.com/kuota-dev/kuota/internal/resources"
 )
 
-// Infinite is the weighted share of a weight-0 node that borrows.
+// Infinite is the published weighted share of a weight-0 node that borrows.
 const Infinite int64 = math.MaxInt64
 
 // Weights gives the fair-sharing weight of a node, in milli-units (1000 = 1).
 type Weights func(n *hierarchy.Node) resources.Amount
 
 // Share returns the weighted share of n with extra usage added (nil for
-// none), and the dominant resource.
-func Share(n *hierarchy.Node, extra resources.FlavorResourceQuantities, weight resources.Amount) (int64, corev1.ResourceName) {
+// none), and the dominant resource. It is +Inf for a weight-0 node that
+// borrows.
+func Share(n *hierarchy.Node, extra resources.FlavorResourceQuantities, weight resources.Amount) (float64, corev1.ResourceName) {
 	parent := n.Parent()
 	if parent == nil || !n.Active() {
 		return 0, ""
@@ -53,11 +56,8 @@ func Share(n *hierarchy.Node, extra resources.FlavorResourceQuantities, weight r
 	if len(borrowed) == 0 {
 		return 0, ""
 	}
-	if weight <= 0 {
-		return Infinite, dominantName(borrowed)
-	}
 	lendable := lendableOf(parent)
-	var share int64
+	var share float64
 	var dominant corev1.ResourceName
 	for _, name := range sortedNames(borrowed) {
 		// A resource the parent cannot lend does not count, as in Kueue.
@@ -65,14 +65,26 @@ func Share(n *hierarchy.Node, extra resources.FlavorResourceQuantities, weight r
 		if l <= 0 {
 			continue
 		}
-		if ratio := mulDiv(borrowed[name], 1000, l); ratio > share || dominant == "" {
+		if ratio := float64(borrowed[name]) * 1000 / float64(l); ratio > share || dominant == "" {
 			share, dominant = ratio, name
 		}
 	}
 	if dominant == "" {
 		return 0, ""
 	}
-	return mulDiv(share, 1000, weight), dominant
+	if weight <= 0 {
+		return math.Inf(1), dominant
+	}
+	return share * float64(resources.One) / float64(weight), dominant
+}
+
+// Published converts a share to the integer that status and metrics show:
+// rounded down, math.MaxInt64 when infinite.
+func Published(share float64) int64 {
+	if math.IsInf(share, 1) || share >= float64(Infinite) {
+		return Infinite
+	}
+	return int64(math.Floor(share))
 }
 
 // lendableOf sums, per resource, what the parent could lend at most.
@@ -82,21 +94,6 @@ func lendableOf(parent *hierarchy.Node) map[corev1.ResourceName]resources.Amount
 		out[fr.Resource] = resources.Add(out[fr.Resource], parent.PotentialAvailable(fr))
 	}
 	return out
-}
-
-// mulDiv returns a*b/c without overflowing for the magnitudes of quotas.
-func mulDiv(a, b, c int64) int64 {
-	if c == 0 {
-		return Infinite
-	}
-	hi := float64(a) * float64(b) / float64(c)
-	if hi >= float64(Infinite) {
-		return Infinite
-	}
-	if a <= math.MaxInt64/b {
-		return a * b / c
-	}
-	return int64(hi)
 }
 
 func sortedNames(m map[corev1.ResourceName]resources.Amount) []corev1.ResourceName {

@@ -80,10 +80,22 @@ func TestShareWithExtraUsage(t *testing.T) {
 	snap := st.Snapshot()
 	n := snap.Tree.ClusterQueue("a")
 	share, dominant := Share(n, resources.FlavorResourceQuantities{cpu: 25000}, resources.One)
-	if share != 250 || dominant != corev1.ResourceCPU {
-		t.Fatalf("share with 25 of 100 cpu = %d (%s), want 250 (cpu)", share, dominant)
+	if Published(share) != 250 || dominant != corev1.ResourceCPU {
+		t.Fatalf("share with 25 of 100 cpu = %v (%s), want 250 (cpu)", share, dominant)
 	}
 	if Borrowing(n, resources.FlavorResourceQuantities{cpu: 1}) != true {
 		t.Fatal("a queue with no quota of its own borrows anything it uses")
+	}
+}
+
+func TestSharesAreComparedExactly(t *testing.T) {
+	st := teams(t, "60", "40")
+	snap := st.Snapshot()
+	one := resources.FlavorResourceQuantities{cpu: 1000}
+	a, _ := Share(snap.Tree.ClusterQueue("a"), one, 60*resources.One)
+	b, _ := Share(snap.Tree.ClusterQueue("b"), one, 40*resources.One)
+	// 1 of 100 cpu is 10 per mille; / 60 = 0.1667, / 40 = 0.25: a is lower.
+	if !(a < b) {
+		t.Fatalf("share a = %v, b = %v: one cpu at weight 60 must weigh less than at weight 40", a, b)
 	}
 }

@@ -22,11 +22,13 @@ func WeightedShares(snap *state.Snapshot) Shares {
 	}
 	for _, name := range snap.Tree.ClusterQueueNames() {
 		n := snap.Tree.ClusterQueue(name)
-		out.ClusterQueues[name], _ = Share(n, nil, Weight(snap.ClusterQueues, snap.Cohorts, n))
+		share, _ := Share(n, nil, Weight(snap.ClusterQueues, snap.Cohorts, n))
+		out.ClusterQueues[name] = Published(share)
 	}
 	for _, name := range snap.Tree.CohortNames() {
 		n := snap.Tree.Cohort(name)
-		out.Cohorts[name], _ = Share(n, nil, Weight(snap.ClusterQueues, snap.Cohorts, n))
+		share, _ := Share(n, nil, Weight(snap.ClusterQueues, snap.Cohorts, n))
+		out.Cohorts[name] = Published(share)
 	}
 	return out
 }

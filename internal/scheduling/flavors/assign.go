@@ -50,6 +50,20 @@ func NewAssigner(flavors map[kueue.ResourceFlavorReference]*state.Flavor, opts O
 // Assign computes flavors for every PodSet of shape in cq, whose node in the
 // working tree is node. counts, when not nil, overrides the pod counts.
 func (a *Assigner) Assign(cq *state.ClusterQueue, node *hierarchy.Node, shape *workload.Shape, counts []int32) Assignment {
+	return a.assign(cq, node, shape, counts, nil)
+}
+
+// AssignHinted evaluates only the hinted counts and flavors; it returns false
+// when the hint does not match the shape.
+func (a *Assigner) AssignHinted(cq *state.ClusterQueue, node *hierarchy.Node, shape *workload.Shape, hint *workload.Hint) (Assignment, bool) {
+	if hint == nil || len(hint.Counts) != len(shape.PodSets) || len(hint.Flavors) != len(shape.PodSets) {
+		return Assignment{}, false
+	}
+	return a.assign(cq, node, shape, hint.Counts, hint.Flavors), true
+}
+
+func (a *Assigner) assign(cq *state.ClusterQueue, node *hierarchy.Node, shape *workload.Shape, counts []int32,
+	pins []map[corev1.ResourceName]kueue.ResourceFlavorReference) Assignment {
 	out := Assignment{Mode: Fit, Usage: resources.FlavorResourceQuantities{}}
 	for i := range shape.PodSets {
 		ps := &shape.PodSets[i]
@@ -57,7 +71,11 @@ func (a *Assigner) Assign(cq *state.ClusterQueue, node *hierarchy.Node, shape *w
 		if counts != nil {
 			count = counts[i]
 		}
-		psa, reason, notes := a.assignPodSet(cq, node, shape, i, count, &out)
+		var pin map[corev1.ResourceName]kueue.ResourceFlavorReference
+		if pins != nil {
+			pin = pins[i]
+		}
+		psa, reason, notes := a.assignPodSet(cq, node, shape, i, count, pin, &out)
 		out.PodSets = append(out.PodSets, psa)
 		if psa.Mode < out.Mode {
 			out.Mode = psa.Mode
@@ -88,7 +106,7 @@ type choice struct {
 }
 
 func (a *Assigner) assignPodSet(cq *state.ClusterQueue, node *hierarchy.Node, shape *workload.Shape,
-	idx int, count int32, out *Assignment) (PodSetAssignment, Reason, []note) {
+	idx int, count int32, pin map[corev1.ResourceName]kueue.ResourceFlavorReference, out *Assignment) (PodSetAssignment, Reason, []note) {
 	ps := &shape.PodSets[idx]
 	psa := PodSetAssignment{
 		Name: ps.Name, Count: count, Mode: Fit,
@@ -118,7 +136,11 @@ func (a *Assigner) assignPodSet(cq *state.ClusterQueue, node *hierarchy.Node, sh
 				done[gr] = true
 			}
 		}
-		best, why, groupNotes := a.pickFlavor(cq, node, shape, idx, group, names, psa.Requests, out.Usage)
+		candidates := group.Flavors
+		if f, ok := pin[names[0]]; ok {
+			candidates = []kueue.ResourceFlavorReference{f}
+		}
+		best, why, groupNotes := a.pickFlavor(cq, node, shape, idx, candidates, names, psa.Requests, out.Usage)
 		if best == nil {
 			psa.Mode = NoFit
 			reason = worse(reason, why)

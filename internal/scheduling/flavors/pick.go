@@ -12,17 +12,17 @@ import (
 	"github.com/kuota-dev/kuota/internal/workload"
 )
 
-// pickFlavor walks the group's flavors in order and returns the chosen one,
+// pickFlavor walks the candidate flavors of a group in order and returns the chosen one,
 // or nil with the failure reason and messages for each flavor. A flavor's
 // reason is the worst over its resources (it needs them all); the group's is
 // the most hopeful over its flavors (any one would do).
 func (a *Assigner) pickFlavor(cq *state.ClusterQueue, node *hierarchy.Node, shape *workload.Shape, idx int,
-	group *state.ResourceGroup, names []corev1.ResourceName, requests resources.Requests,
+	candidates []kueue.ResourceFlavorReference, names []corev1.ResourceName, requests resources.Requests,
 	assumed resources.FlavorResourceQuantities) (*choice, Reason, []note) {
 	var best *choice
 	var reason Reason
 	var notes []note
-	for _, fname := range group.Flavors {
+	for _, fname := range candidates {
 		if ok, why := a.eligible(shape, idx, fname); !ok {
 			reason = moreHopeful(reason, NoMatchingFlavor)
 			notes = append(notes, note{text: why})

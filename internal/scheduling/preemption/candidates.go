@@ -24,6 +24,8 @@ type candidate struct {
 	// withinNominal: taken, under fair sharing, because the preemptor stays
 	// within its nominal quota (a reclamation, not a share decision).
 	withinNominal bool
+	// strategy is the fair-sharing strategy the victim was taken under.
+	strategy Strategy
 }
 
 // candidates lists, in victim order, the admitted workloads of the

@@ -70,8 +70,17 @@ func (f *Finder) minimal(p *Preemptor, cands []candidate, v variant) []Target {
 		f.restore(removed)
 		return nil
 	}
-	victims := f.giveBackUnneeded(p, removed, func(kept []candidate) bool { return f.fitsVariant(p, v, kept) })
+	victims := f.giveBackUnneeded(p, removed, func(kept func() []candidate) bool {
+		if v != reclaiming {
+			return f.fits(p, true)
+		}
+		return f.fitsVariant(p, v, kept())
+	})
+	ok := f.noWayBack(p, victims, false)
 	f.restore(victims)
+	if !ok {
+		return nil
+	}
 	return targets(victims, v)
 }
 
@@ -134,14 +143,21 @@ func (f *Finder) mayFree(p *Preemptor, cands []candidate) bool {
 // eligibleNow checks, with the victims removed so far, that another queue's
 // candidate may still be taken: its side of the tree must still borrow, and
 // a borrowing preemptor only takes workloads that ran wholly on borrowed
-// quota (so that they can never come back by evicting the preemptor).
+// quota, at every level up to the common ancestor (so that they can never
+// come back by evicting the preemptor).
 func (f *Finder) eligibleNow(p *Preemptor, c candidate, v variant) bool {
 	if !branchBorrowing(c.node, p.Node, c.a.Usage, p.Contested) {
 		return false
 	}
-	if v == whileBorrowing {
+	if v != whileBorrowing {
+		return true
+	}
+	lca := lowestCommonAncestor(c.node, p.Node)
+	f.tree.RemoveUsage(c.node, c.a.Usage)
+	defer f.tree.AddUsage(c.node, c.a.Usage)
+	for n := c.node; n != nil && n != lca; n = n.Parent() {
 		for _, fr := range p.Contested {
-			if u := c.a.Usage[fr]; u > 0 && resources.Sub(c.node.Usage(fr), u) < c.node.SubtreeQuota(fr) {
+			if c.a.Usage[fr] > 0 && n.Usage(fr) < n.SubtreeQuota(fr) {
 				return false
 			}
 		}
@@ -151,13 +167,13 @@ func (f *Finder) eligibleNow(p *Preemptor, c candidate, v variant) bool {
 
 // giveBackUnneeded re-adds victims, last but one first, that the preemptor
 // fits without; it returns the victims still needed (still removed).
-func (f *Finder) giveBackUnneeded(p *Preemptor, removed []candidate, fits func(kept []candidate) bool) []candidate {
+func (f *Finder) giveBackUnneeded(p *Preemptor, removed []candidate, fits func(kept func() []candidate) bool) []candidate {
 	needed := make([]bool, len(removed))
 	needed[len(removed)-1] = true
 	for i := len(removed) - 2; i >= 0; i-- {
 		c := removed[i]
 		f.tree.AddUsage(c.node, c.a.Usage)
-		if fits(keptExcept(removed, needed, i)) {
+		if fits(func() []candidate { return keptExcept(removed, needed, i) }) {
 			continue
 		}
 		f.tree.RemoveUsage(c.node, c.a.Usage)

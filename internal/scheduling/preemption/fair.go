@@ -17,7 +17,8 @@ import (
 // strategy, tried in the configured order, says the preemptor's share stays
 // fair: LessThanOrEqualToFinalShare, its share with the new workload is at
 // most the victim side's share without the victim; LessThanInitialShare,
-// its share is below the victim side's current share.
+// its share is below the victim side's current share. Victims that could
+// come back and evict the preemptor in turn are refused (see noWayBack).
 func (f *Finder) fair(p *Preemptor, cands []candidate) []Target {
 	strategies := f.opts.Strategies
 	if len(strategies) == 0 {
@@ -29,12 +30,13 @@ func (f *Finder) fair(p *Preemptor, cands []candidate) []Target {
 	fits := false
 	for _, s := range strategies {
 		for !fits {
-			i := f.nextFair(p, remaining, s, withinNominal)
+			i := f.nextFair(p, remaining, s, withinNominal, ownUsage(removed))
 			if i < 0 {
 				break
 			}
 			c := remaining[i]
 			c.withinNominal = !c.sameQueue && withinNominal
+			c.strategy = s
 			remaining = slices.Delete(remaining, i, i+1)
 			f.tree.RemoveUsage(c.node, c.a.Usage)
 			removed = append(removed, c)
@@ -48,8 +50,26 @@ func (f *Finder) fair(p *Preemptor, cands []candidate) []Target {
 		f.restore(removed)
 		return nil
 	}
-	victims := f.giveBackUnneeded(p, removed, func([]candidate) bool { return f.fits(p, true) })
+	// A victim is given back only if the preemptor still fits and every
+	// other-queue victim kept still passes the test it was taken under.
+	victims := f.giveBackUnneeded(p, removed, func(kept func() []candidate) bool {
+		if !f.fits(p, true) {
+			return false
+		}
+		victims := kept()
+		own := ownUsage(victims)
+		for _, c := range victims {
+			if !c.sameQueue && !c.withinNominal && !f.shareAllows(p, c, c.strategy, own) {
+				return false
+			}
+		}
+		return true
+	})
+	ok := f.noWayBack(p, victims, true)
 	f.restore(victims)
+	if !ok {
+		return nil
+	}
 	return targets(victims, fairSharing)
 }
 
@@ -68,7 +88,7 @@ func (f *Finder) withinNominal(p *Preemptor) bool {
 // target is found by walking down from the root towards the largest share;
 // a queue none of whose candidates may be taken is set aside and the walk
 // repeated.
-func (f *Finder) nextFair(p *Preemptor, remaining []candidate, s Strategy, withinNominal bool) int {
+func (f *Finder) nextFair(p *Preemptor, remaining []candidate, s Strategy, withinNominal bool, own resources.FlavorResourceQuantities) int {
 	byNode := map[*hierarchy.Node][]int{}
 	for i, c := range remaining {
 		byNode[c.node] = append(byNode[c.node], i)
@@ -99,7 +119,7 @@ func (f *Finder) nextFair(p *Preemptor, remaining []candidate, s Strategy, withi
 			if !branchBorrowing(c.node, p.Node, c.a.Usage, p.Contested) {
 				break
 			}
-			if withinNominal || f.shareAllows(p, c, s) {
+			if withinNominal || f.shareAllows(p, c, s, own) {
 				return i
 			}
 		}
@@ -121,7 +141,7 @@ func (f *Finder) nextTarget(n *hierarchy.Node, p *Preemptor, live map[*hierarchy
 	}
 	type option struct {
 		child *hierarchy.Node
-		share int64
+		share float64
 	}
 	var options []option
 	for _, child := range n.Children() {
@@ -150,14 +170,19 @@ func (f *Finder) nextTarget(n *hierarchy.Node, p *Preemptor, live map[*hierarchy
 }
 
 // shareAllows compares shares just below the lowest common ancestor of the
-// preemptor and the victim.
-func (f *Finder) shareAllows(p *Preemptor, c candidate, s Strategy) bool {
+// preemptor and the victim. The preemptor's side is counted with the new
+// workload and with the victims taken from its own queue (own) still there:
+// a queue may not lower its share by evicting its own workloads to justify
+// taking another queue's, or the two could evict each other in turn.
+func (f *Finder) shareAllows(p *Preemptor, c candidate, s Strategy, own resources.FlavorResourceQuantities) bool {
 	lca := lowestCommonAncestor(c.node, p.Node)
 	if lca == nil {
 		return false
 	}
 	mine, theirs := lca.ChildToward(p.Node), lca.ChildToward(c.node)
-	myShare, _ := fairsharing.Share(mine, p.Usage, f.weight(mine))
+	extra := p.Usage.Clone()
+	extra.Add(own)
+	myShare, _ := fairsharing.Share(mine, extra, f.weight(mine))
 	switch s {
 	case LessThanInitialShare:
 		now, _ := fairsharing.Share(theirs, nil, f.weight(theirs))
@@ -170,6 +195,17 @@ func (f *Finder) shareAllows(p *Preemptor, c candidate, s Strategy) bool {
 		after, _ := fairsharing.Share(theirs, without, f.weight(theirs))
 		return myShare <= after
 	}
+}
+
+// ownUsage sums the usage of the victims taken from the preemptor's queue.
+func ownUsage(victims []candidate) resources.FlavorResourceQuantities {
+	out := resources.FlavorResourceQuantities{}
+	for _, c := range victims {
+		if c.sameQueue {
+			out.Add(c.a.Usage)
+		}
+	}
+	return out
 }
 
 // weight returns the fair-sharing weight of a node (1 for implicit Cohorts).

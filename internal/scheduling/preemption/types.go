@@ -75,6 +75,8 @@ type Finder struct {
 	tree  *hierarchy.Tree
 	opts  Options
 	taken map[types.NamespacedName]bool
+	// takenList holds the victims taken so far, in the order taken.
+	takenList []candidate
 	// queuesByRoot lists the ClusterQueues under each root, sorted.
 	queuesByRoot map[*hierarchy.Node][]kueue.ClusterQueueReference
 	// byQueue caches each queue's admitted workloads in victim order.
@@ -95,6 +97,7 @@ func (f *Finder) Take(targets []Target) {
 		f.taken[t.Workload.Key] = true
 		if n := f.tree.ClusterQueue(t.Workload.ClusterQueue); n != nil {
 			f.tree.RemoveUsage(n, t.Workload.Usage)
+			f.takenList = append(f.takenList, candidate{a: t.Workload, node: n})
 		}
 	}
 }
@@ -105,7 +108,10 @@ func (f *Finder) Take(targets []Target) {
 // Finder's tree's node.
 func (f *Finder) Find(p *Preemptor) (targets []Target, ok bool) {
 	if f.fits(p, true) {
-		return nil, true
+		// The quota freed by earlier victims is enough. It is only taken if
+		// none of them could take it back from this workload; otherwise the
+		// workload waits and competes for it with them next cycle.
+		return nil, f.noWayBack(p, f.takenUnder(p), f.opts.FairSharing)
 	}
 	cands := f.candidates(p)
 	if len(cands) == 0 {
@@ -117,4 +123,18 @@ func (f *Finder) Find(p *Preemptor) (targets []Target, ok bool) {
 		targets = f.classic(p, cands)
 	}
 	return targets, targets != nil
+}
+
+// takenUnder returns the victims taken so far in the preemptor's tree, as
+// seen from it (same queue or not).
+func (f *Finder) takenUnder(p *Preemptor) []candidate {
+	root := p.Node.Root()
+	var out []candidate
+	for _, c := range f.takenList {
+		if c.node.Root() == root {
+			c.sameQueue = c.a.ClusterQueue == p.CQ.Name
+			out = append(out, c)
+		}
+	}
+	return out
 }
