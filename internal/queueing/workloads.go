@@ -151,3 +151,14 @@ func (m *Manager) ClusterQueueOf(key types.NamespacedName) (kueue.ClusterQueueRe
 func localKey(info *workload.Info) LocalQueueKey {
 	return LocalQueueKey{Namespace: info.Key.Namespace, Name: info.LocalQueue}
 }
+
+// PendingByLocalQueue returns the number of pending workloads per LocalQueue.
+func (m *Manager) PendingByLocalQueue() map[LocalQueueKey]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[LocalQueueKey]int, len(m.perLocal))
+	for k, n := range m.perLocal {
+		out[k] = n
+	}
+	return out
+}

@@ -18,6 +18,10 @@ type Admitted struct {
 	Key          types.NamespacedName
 	UID          types.UID
 	ClusterQueue kueue.ClusterQueueReference
+	LocalQueue   kueue.LocalQueueName
+	// Admitted is true once every admission check passed (Admitted=True);
+	// until then the workload only reserves quota.
+	Admitted bool
 	Priority     int32
 	// Usage is the quota the workload holds, per (flavor, resource).
 	Usage resources.FlavorResourceQuantities
@@ -157,6 +161,48 @@ func (s *State) Forget(key types.NamespacedName) bool {
 		s.tree.RemoveUsage(n, a.Usage)
 	}
 	return true
+}
+
+// Replace updates the record of a workload that holds quota (its Admitted
+// or Evicting flags, say) without touching usage. The usage and queue must
+// be unchanged; use Forget and Assume otherwise.
+func (s *State) Replace(a *Admitted) error {
+	prev, ok := s.admitted[a.Key]
+	if !ok {
+		return fmt.Errorf("workload %s holds no quota", a.Key)
+	}
+	if prev.ClusterQueue != a.ClusterQueue {
+		return fmt.Errorf("workload %s moved from ClusterQueue %s to %s", a.Key, prev.ClusterQueue, a.ClusterQueue)
+	}
+	s.admitted[a.Key] = a
+	s.byQueue[a.ClusterQueue][a.Key] = a
+	return nil
+}
+
+// AdmittedIn returns the workloads holding quota in a ClusterQueue, in no
+// particular order.
+func (s *State) AdmittedIn(name kueue.ClusterQueueReference) []*Admitted {
+	out := make([]*Admitted, 0, len(s.byQueue[name]))
+	for _, a := range s.byQueue[name] {
+		out = append(out, a)
+	}
+	return out
+}
+
+// Tree returns the live cohort tree, for reading (status, metrics). Callers
+// must not modify it.
+func (s *State) Tree() *hierarchy.Tree { return s.tree }
+
+// Cohort returns a Cohort.
+func (s *State) Cohort(name kueue.CohortReference) (*Cohort, bool) {
+	c, ok := s.cohorts[name]
+	return c, ok
+}
+
+// Flavor returns a ResourceFlavor.
+func (s *State) Flavor(name kueue.ResourceFlavorReference) (*Flavor, bool) {
+	f, ok := s.flavors[name]
+	return f, ok
 }
 
 // Admitted returns the admission of a workload, if any.

@@ -24,6 +24,9 @@ type Info struct {
 	Key types.NamespacedName
 	// UID breaks ties in queue order.
 	UID types.UID
+	// ResourceVersion is the version of the object the Info was built from;
+	// writes based on a decision about this Info carry it as a precondition.
+	ResourceVersion string
 	// LocalQueue is spec.queueName.
 	LocalQueue kueue.LocalQueueName
 	// ClusterQueue is the ClusterQueue behind the LocalQueue.

@@ -13,26 +13,28 @@ import (
 
 // Default values applied by SetDefaults.
 const (
-	DefaultNamespace                              = "kueue-system"
-	DefaultWebhookPort                            = 9443
-	DefaultWebhookCertDir                         = "/tmp/k8s-webhook-server/serving-certs"
-	DefaultLeaderElectionID                       = "c1f6bfd2.kueue.x-k8s.io"
-	DefaultLeaderElectionResourceLock             = "leases"
-	DefaultLeaderElectionLeaseDuration            = 15 * time.Second
-	DefaultLeaderElectionRenewDeadline            = 10 * time.Second
-	DefaultLeaderElectionRetryPeriod              = 2 * time.Second
-	DefaultMetricsBindAddress                     = ":8443"
-	DefaultHealthProbeBindAddress                 = ":8081"
-	DefaultReadinessEndpointName                  = "readyz"
-	DefaultLivenessEndpointName                   = "healthz"
-	DefaultCacheSyncTimeout                       = 2 * time.Minute
-	DefaultWebhookServiceName                     = "kueue-webhook-service"
-	DefaultWebhookSecretName                      = "kueue-webhook-server-cert"
-	DefaultPodsReadyTimeout                       = 30 * time.Minute
-	DefaultRequeuingBackoffBaseSeconds    int32   = 60
-	DefaultRequeuingBackoffMaxSeconds     int32   = 3600
-	DefaultClientConnectionQPS            float32 = 300
-	DefaultClientConnectionBurst          int32   = 500
+	DefaultNamespace                         = "kueue-system"
+	DefaultWebhookPort                       = 9443
+	DefaultWebhookCertDir                    = "/tmp/k8s-webhook-server/serving-certs"
+	DefaultLeaderElectionID                  = "c1f6bfd2.kueue.x-k8s.io"
+	DefaultLeaderElectionResourceLock        = "leases"
+	DefaultLeaderElectionLeaseDuration       = 15 * time.Second
+	DefaultLeaderElectionRenewDeadline       = 10 * time.Second
+	DefaultLeaderElectionRetryPeriod         = 2 * time.Second
+	DefaultMetricsBindAddress                = ":8443"
+	DefaultHealthProbeBindAddress            = ":8081"
+	DefaultReadinessEndpointName             = "readyz"
+	DefaultLivenessEndpointName              = "healthz"
+	DefaultCacheSyncTimeout                  = 2 * time.Minute
+	DefaultWebhookServiceName                = "kueue-webhook-service"
+	DefaultWebhookSecretName                 = "kueue-webhook-server-cert"
+	DefaultPodsReadyTimeout                  = 30 * time.Minute
+	DefaultRequeuingBackoffBaseSeconds int32 = 60
+	DefaultRequeuingBackoffMaxSeconds  int32 = 3600
+	// Kuota's client defaults (Kueue's are 300/500) leave room for
+	// thousands of admissions per second: one status write each.
+	DefaultClientConnectionQPS            float32 = 5000
+	DefaultClientConnectionBurst          int32   = 10000
 	DefaultJobFrameworkName                       = "batch/job"
 	DefaultMultiKueueGCInterval                   = time.Minute
 	DefaultMultiKueueOrigin                       = "multikueue"

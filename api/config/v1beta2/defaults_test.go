@@ -58,7 +58,7 @@ func fullyDefaulted() *Configuration {
 			},
 			RecoveryTimeout: duration(30 * time.Minute),
 		},
-		ClientConnection: &ClientConnection{QPS: ptr.To[float32](300), Burst: ptr.To[int32](500)},
+		ClientConnection: &ClientConnection{QPS: ptr.To[float32](5000), Burst: ptr.To[int32](10000)},
 		Integrations:     &Integrations{Frameworks: []string{"batch/job"}},
 		MultiKueue: &MultiKueue{
 			GCInterval:        duration(time.Minute),

@@ -1,0 +1,56 @@
+// Command kuota-manager runs Kuota's controllers and scheduler against a
+// Kubernetes cluster. It reads the Configuration file (config.kueue.x-k8s.io
+// /v1beta2, kind Configuration) given with --config; the kubeconfig comes
+// from --kubeconfig, $KUBECONFIG or the in-cluster service account.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
+	"github.com/kuota-dev/kuota/internal/app"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "kuota-manager: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	configFile := flag.String("config", "", "path to the Configuration file (config.kueue.x-k8s.io/v1beta2); defaults apply when empty")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	cfg, err := loadConfig(*configFile)
+	if err != nil {
+		return err
+	}
+	restCfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	m, err := app.New(app.Options{RestConfig: restCfg, Config: cfg})
+	if err != nil {
+		return err
+	}
+	ctrl.Log.Info("starting kuota-manager", "namespace", *cfg.Namespace)
+	return m.Start(ctrl.SetupSignalHandler())
+}
+
+// loadConfig reads the Configuration, or returns the defaults when no file
+// is given.
+func loadConfig(path string) (*configapi.Configuration, error) {
+	if path == "" {
+		return configapi.Decode([]byte("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"))
+	}
+	return configapi.Load(path)
+}

@@ -1,0 +1,147 @@
+// Package app assembles the Kuota manager: the controller-runtime manager
+// (client, leader election, probes, metrics), the cache, the per-kind
+// controllers, the status reporter and the scheduler, configured from the
+// Configuration file.
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/apply"
+	"github.com/kuota-dev/kuota/internal/cache"
+	"github.com/kuota-dev/kuota/internal/controller/status"
+	"github.com/kuota-dev/kuota/internal/scheduler"
+)
+
+// Options are what the command line adds to the Configuration.
+type Options struct {
+	// RestConfig reaches the API server.
+	RestConfig *rest.Config
+	// Config is the loaded and defaulted Configuration.
+	Config *configapi.Configuration
+	// LeaderElectionNamespace overrides where the Lease lives (default:
+	// the Configuration's namespace).
+	LeaderElectionNamespace string
+	// MetricsBindAddress and HealthBindAddress override the Configuration
+	// (tests use "0" to disable them).
+	MetricsBindAddress, HealthBindAddress *string
+	// SecureMetrics serves metrics over HTTPS with authn/authz (default
+	// true, as Kueue does; tests may turn it off).
+	SecureMetrics *bool
+}
+
+// Manager is an assembled, not yet started, Kuota manager.
+type Manager struct {
+	ctrl.Manager
+	Cache     *cache.Cache
+	Scheduler *scheduler.Scheduler
+	Reporter  *status.Reporter
+}
+
+// NewScheme returns the scheme of every kind the manager handles.
+func NewScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("registering built-in kinds: %w", err)
+	}
+	if err := kueue.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("registering kueue.x-k8s.io kinds: %w", err)
+	}
+	return scheme, nil
+}
+
+// New builds the manager and everything it runs.
+func New(opts Options) (*Manager, error) {
+	cfg := opts.Config
+	restCfg := rest.CopyConfig(opts.RestConfig)
+	if cc := cfg.ClientConnection; cc != nil {
+		restCfg.QPS, restCfg.Burst = ptr.Deref(cc.QPS, configapi.DefaultClientConnectionQPS), int(ptr.Deref(cc.Burst, configapi.DefaultClientConnectionBurst))
+	}
+	scheme, err := NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(restCfg, managerOptions(opts, scheme))
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if err := indexFields(context.Background(), mgr); err != nil {
+		return nil, err
+	}
+	m := &Manager{Manager: mgr, Cache: cache.New()}
+	if err := m.setupControllers(cfg); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("adding health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("adding readiness check: %w", err)
+	}
+	return m, nil
+}
+
+func managerOptions(opts Options, scheme *runtime.Scheme) ctrl.Options {
+	cfg := opts.Config
+	o := ctrl.Options{
+		Scheme:                 scheme,
+		HealthProbeBindAddress: cfg.Health.HealthProbeBindAddress,
+		ReadinessEndpointName:  "/" + cfg.Health.ReadinessEndpointName,
+		LivenessEndpointName:   "/" + cfg.Health.LivenessEndpointName,
+		Metrics:                metricsserver.Options{BindAddress: cfg.Metrics.BindAddress, SecureServing: ptr.Deref(opts.SecureMetrics, true)},
+		PprofBindAddress:       cfg.PprofBindAddress,
+		GracefulShutdownTimeout: ptr.To(30 * time.Second),
+	}
+	if opts.MetricsBindAddress != nil {
+		o.Metrics.BindAddress = *opts.MetricsBindAddress
+	}
+	if opts.HealthBindAddress != nil {
+		o.HealthProbeBindAddress = *opts.HealthBindAddress
+	}
+	if le := cfg.LeaderElection; le != nil && ptr.Deref(le.LeaderElect, false) {
+		o.LeaderElection = true
+		o.LeaderElectionID = le.ResourceName
+		o.LeaderElectionResourceLock = le.ResourceLock
+		o.LeaderElectionNamespace = ptr.Deref(cfg.Namespace, "kueue-system")
+		if opts.LeaderElectionNamespace != "" {
+			o.LeaderElectionNamespace = opts.LeaderElectionNamespace
+		}
+		o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = &le.LeaseDuration.Duration, &le.RenewDeadline.Duration, &le.RetryPeriod.Duration
+		// Losing the lease ends the process: a former leader must not keep
+		// writing.
+		o.LeaderElectionReleaseOnCancel = true
+	}
+	if c := cfg.Controller; c != nil && c.CacheSyncTimeout != nil {
+		o.Controller.CacheSyncTimeout = c.CacheSyncTimeout.Duration
+	}
+	return o
+}
+
+// indexFields registers the field indexes the controllers use.
+func indexFields(ctx context.Context, mgr ctrl.Manager) error {
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &kueue.Workload{}, "spec.queueName", func(o client.Object) []string {
+		return []string{string(o.(*kueue.Workload).Spec.QueueName)}
+	}); err != nil {
+		return fmt.Errorf("indexing workloads by queue: %w", err)
+	}
+	return nil
+}
+
+// newWriter returns the status writer over the manager's client.
+func newWriter(mgr manager.Manager) *apply.Writer { return &apply.Writer{Client: mgr.GetClient()} }
+

@@ -1,0 +1,120 @@
+package apply
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+)
+
+// Reserve returns the status that records a quota reservation: the
+// admission, QuotaReserved=True and, when no admission check applies,
+// Admitted=True. checks are the admission checks that apply; they start
+// Pending (a check's state from an earlier reservation is reset). An earlier
+// eviction or preemption is marked as over.
+func Reserve(wl *kueue.Workload, admission *kueue.Admission, checks []kueue.AdmissionCheckReference, now metav1.Time) *kueue.WorkloadStatus {
+	st := AdmissionStatus(wl)
+	gen := wl.Generation
+	st.Admission = admission
+	SetCondition(&st.Conditions, kueue.WorkloadQuotaReserved, metav1.ConditionTrue, kueue.WorkloadReasonQuotaReserved,
+		fmt.Sprintf("Quota reserved in ClusterQueue %s", admission.ClusterQueue), gen, now)
+	for _, typ := range []string{kueue.WorkloadEvicted, kueue.WorkloadPreempted} {
+		if c := meta.FindStatusCondition(st.Conditions, typ); c != nil && c.Status == metav1.ConditionTrue {
+			SetCondition(&st.Conditions, typ, metav1.ConditionFalse, kueue.WorkloadReasonQuotaReserved,
+				"Previously: "+c.Message, gen, now)
+		}
+	}
+	st.AdmissionChecks = resetChecks(st.AdmissionChecks, checks, now)
+	st.ResourceRequests = nil
+	if len(checks) == 0 {
+		SetCondition(&st.Conditions, kueue.WorkloadAdmitted, metav1.ConditionTrue, kueue.WorkloadReasonAdmitted,
+			"The workload is admitted", gen, now)
+	} else {
+		SetCondition(&st.Conditions, kueue.WorkloadAdmitted, metav1.ConditionFalse, kueue.WorkloadReasonUnsatisfiedAdmissionChecks,
+			"The workload has not all admission checks", gen, now)
+	}
+	return st
+}
+
+// resetChecks keeps one entry per applying check, Pending unless already
+// Pending, and drops the others.
+func resetChecks(prev []kueue.AdmissionCheckState, checks []kueue.AdmissionCheckReference, now metav1.Time) []kueue.AdmissionCheckState {
+	var out []kueue.AdmissionCheckState
+	for _, name := range checks {
+		state := kueue.AdmissionCheckState{Name: name, State: kueue.CheckStatePending, LastTransitionTime: now}
+		for _, p := range prev {
+			if p.Name != name {
+				continue
+			}
+			state.RetryCount, state.RequeueAfterSeconds = p.RetryCount, p.RequeueAfterSeconds
+			if p.State == kueue.CheckStatePending {
+				state.LastTransitionTime, state.Message = p.LastTransitionTime, p.Message
+			} else {
+				state.Message = "Reset to Pending after eviction. Previously: " + string(p.State)
+			}
+		}
+		out = append(out, state)
+	}
+	return out
+}
+
+// Evict returns the status that asks a workload to give up its quota:
+// Evicted=True with the reason (and, for a preemption, Preempted=True with
+// the preemption reason), counted in schedulingStats. The reservation stays
+// until the workload's job side (or, for a workload without a job, Kuota)
+// clears it.
+func Evict(wl *kueue.Workload, reason string, cause kueue.EvictionUnderlyingCause, preemptionReason, message string, now metav1.Time) *kueue.WorkloadStatus {
+	st := AdmissionStatus(wl)
+	gen := wl.Generation
+	SetCondition(&st.Conditions, kueue.WorkloadEvicted, metav1.ConditionTrue, reason, message, gen, now)
+	if preemptionReason != "" {
+		SetCondition(&st.Conditions, kueue.WorkloadPreempted, metav1.ConditionTrue, preemptionReason, message, gen, now)
+	}
+	countEviction(st, reason, cause)
+	return st
+}
+
+func countEviction(st *kueue.WorkloadStatus, reason string, cause kueue.EvictionUnderlyingCause) {
+	if st.SchedulingStats == nil {
+		st.SchedulingStats = &kueue.SchedulingStats{}
+	}
+	for i := range st.SchedulingStats.Evictions {
+		e := &st.SchedulingStats.Evictions[i]
+		if e.Reason == reason && e.UnderlyingCause == cause {
+			e.Count++
+			return
+		}
+	}
+	st.SchedulingStats.Evictions = append(st.SchedulingStats.Evictions,
+		kueue.WorkloadSchedulingStatsEviction{Reason: reason, UnderlyingCause: cause, Count: 1})
+}
+
+// ClearReservation returns the status of a workload whose quota is given
+// back after an eviction: no admission, QuotaReserved=False, Admitted=False,
+// and Requeued saying whether it is back in its queue (True) or set aside
+// (False), with the eviction reason. requeueState is kept as given.
+func ClearReservation(wl *kueue.Workload, requeued bool, reason, message string, now metav1.Time) *kueue.WorkloadStatus {
+	st := AdmissionStatus(wl)
+	gen := wl.Generation
+	st.Admission = nil
+	SetCondition(&st.Conditions, kueue.WorkloadQuotaReserved, metav1.ConditionFalse, kueue.WorkloadReasonPending,
+		"The workload has no reservation", gen, now)
+	SetCondition(&st.Conditions, kueue.WorkloadAdmitted, metav1.ConditionFalse, kueue.WorkloadReasonNoReservation,
+		"The workload has no reservation", gen, now)
+	status := metav1.ConditionFalse
+	if requeued {
+		status = metav1.ConditionTrue
+	}
+	SetCondition(&st.Conditions, kueue.WorkloadRequeued, status, reason, message, gen, now)
+	return st
+}
+
+// Pending returns the status of a workload that waits: QuotaReserved=False
+// with the reason and message of the last scheduling attempt.
+func Pending(wl *kueue.Workload, reason, message string, now metav1.Time) (*kueue.WorkloadStatus, bool) {
+	st := AdmissionStatus(wl)
+	changed := SetCondition(&st.Conditions, kueue.WorkloadQuotaReserved, metav1.ConditionFalse, reason, message, wl.Generation, now)
+	return st, changed
+}

@@ -1,0 +1,230 @@
+// Package audit checks, from the objects an API server holds, the invariants
+// Kuota promises (DESIGN.md section 5) and reports every violation:
+//
+//   - no workload admitted twice: two unfinished Workloads of the same owner
+//     (controller ownerReference UID or the kueue.x-k8s.io/job-uid label)
+//     holding quota, status.admission without QuotaReserved=True (or the
+//     reverse), Admitted=True without QuotaReserved=True;
+//   - ClusterQueue status matches the workloads: flavorsReservation,
+//     flavorsUsage, reservingWorkloads and admittedWorkloads equal what the
+//     unfinished workloads holding quota in the queue add up to, reclaimable
+//     pods deducted;
+//   - usage within quota and limits, per (flavor, resource): no root of the
+//     cohort tree uses more than its subtree quota, no node draws more from
+//     its parent than its lendable quota plus its borrowing limit, and a
+//     ClusterQueue without a cohort stays within its nominal quota;
+//   - no finalizer left behind: a finished Workload being deleted does not
+//     keep kueue.x-k8s.io/resource-in-use past a grace period;
+//   - quota is held only in ClusterQueues and ResourceFlavors that exist.
+//
+// The audit only reads. Run lists the objects; the checks themselves are
+// pure functions of the listed objects.
+package audit
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+)
+
+// Violation kinds.
+const (
+	// KindDoubleAdmission: two unfinished Workloads of one owner hold quota.
+	KindDoubleAdmission = "DoubleAdmission"
+	// KindInconsistentReservation: status.admission and QuotaReserved disagree.
+	KindInconsistentReservation = "InconsistentReservation"
+	// KindAdmittedWithoutReservation: Admitted=True but QuotaReserved is not True.
+	KindAdmittedWithoutReservation = "AdmittedWithoutReservation"
+	// KindStatusMismatch: a ClusterQueue's status disagrees with its workloads.
+	KindStatusMismatch = "StatusMismatch"
+	// KindQuotaExceeded: a root of the cohort tree uses more than its subtree quota.
+	KindQuotaExceeded = "QuotaExceeded"
+	// KindNominalQuotaExceeded: a ClusterQueue without cohort uses more than
+	// its nominal quota.
+	KindNominalQuotaExceeded = "NominalQuotaExceeded"
+	// KindBorrowingLimitExceeded: a node draws more from its parent than its
+	// borrowing limit allows.
+	KindBorrowingLimitExceeded = "BorrowingLimitExceeded"
+	// KindUnknownReference: a workload holds quota in a ClusterQueue or
+	// flavor that does not exist.
+	KindUnknownReference = "UnknownReference"
+	// KindInvalidObject: an object could not be read into the quota model.
+	KindInvalidObject = "InvalidObject"
+	// KindLeftoverFinalizer: a finished Workload being deleted still carries
+	// the resource-in-use finalizer after the grace period.
+	KindLeftoverFinalizer = "LeftoverFinalizer"
+)
+
+// JobUIDLabel names the UID of the job a Workload was created for.
+const JobUIDLabel = "kueue.x-k8s.io/job-uid"
+
+// DefaultFinalizerGrace is how long a finished, deleted Workload may keep its
+// finalizer before the audit reports it.
+const DefaultFinalizerGrace = time.Minute
+
+// listPageSize bounds each List call so that large clusters are read in pages.
+const listPageSize = 500
+
+// Violation is one broken invariant.
+type Violation struct {
+	// Kind is one of the Kind* constants.
+	Kind string
+	// Object names the object at fault, e.g. "Workload ns/name",
+	// "ClusterQueue name" or "Cohort name".
+	Object string
+	// Message says what is wrong, with the numbers involved.
+	Message string
+}
+
+// String renders the violation on one line.
+func (v Violation) String() string {
+	return fmt.Sprintf("[%s] %s: %s", v.Kind, v.Object, v.Message)
+}
+
+// Report is the outcome of an audit.
+type Report struct {
+	// Counts of the objects read.
+	Workloads, ClusterQueues, Cohorts, ResourceFlavors int
+	// Violations found, ordered by kind, object and message.
+	Violations []Violation
+}
+
+// OK reports whether no invariant is broken.
+func (r *Report) OK() bool { return len(r.Violations) == 0 }
+
+// String renders a summary line followed by one line per violation.
+func (r *Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Audited %d workloads, %d cluster queues, %d cohorts, %d resource flavors: ",
+		r.Workloads, r.ClusterQueues, r.Cohorts, r.ResourceFlavors)
+	fmt.Fprintf(&b, "%s.\n", r.Summary())
+	for _, v := range r.Violations {
+		fmt.Fprintf(&b, "  %s\n", v)
+	}
+	return b.String()
+}
+
+// Summary counts the violations: "no violations", "1 violation", "3 violations".
+func (r *Report) Summary() string {
+	switch n := len(r.Violations); n {
+	case 0:
+		return "no violations"
+	case 1:
+		return "1 violation"
+	default:
+		return fmt.Sprintf("%d violations", n)
+	}
+}
+
+// Options tune the audit.
+type Options struct {
+	// FinalizerGrace is how long a finished Workload being deleted may keep
+	// the resource-in-use finalizer; DefaultFinalizerGrace when zero.
+	FinalizerGrace time.Duration
+	// Now returns the current time; time.Now when nil.
+	Now func() time.Time
+}
+
+// Objects are the objects an audit looks at.
+type Objects struct {
+	Workloads       []kueue.Workload
+	ClusterQueues   []kueue.ClusterQueue
+	Cohorts         []kueue.Cohort
+	ResourceFlavors []kueue.ResourceFlavor
+}
+
+// Run audits the cluster behind c with default options.
+func Run(ctx context.Context, c client.Reader) (*Report, error) {
+	return RunWithOptions(ctx, c, Options{})
+}
+
+// RunWithOptions lists Workloads (all namespaces), ClusterQueues, Cohorts
+// and ResourceFlavors through c and audits them.
+func RunWithOptions(ctx context.Context, c client.Reader, o Options) (*Report, error) {
+	objs, err := List(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return Check(objs, o), nil
+}
+
+// List reads every object the audit needs.
+func List(ctx context.Context, c client.Reader) (*Objects, error) {
+	var (
+		objs Objects
+		wls  kueue.WorkloadList
+		cqs  kueue.ClusterQueueList
+		chs  kueue.CohortList
+		rfs  kueue.ResourceFlavorList
+	)
+	err := listAll(ctx, c, &wls, "workloads", func() { objs.Workloads = append(objs.Workloads, wls.Items...) })
+	if err == nil {
+		err = listAll(ctx, c, &cqs, "clusterqueues", func() { objs.ClusterQueues = append(objs.ClusterQueues, cqs.Items...) })
+	}
+	if err == nil {
+		err = listAll(ctx, c, &chs, "cohorts", func() { objs.Cohorts = append(objs.Cohorts, chs.Items...) })
+	}
+	if err == nil {
+		err = listAll(ctx, c, &rfs, "resourceflavors", func() {
+			objs.ResourceFlavors = append(objs.ResourceFlavors, rfs.Items...)
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &objs, nil
+}
+
+// listAll pages through a list, calling collect after each page.
+func listAll(ctx context.Context, c client.Reader, list client.ObjectList, what string, collect func()) error {
+	token := ""
+	for {
+		opts := []client.ListOption{client.Limit(listPageSize)}
+		if token != "" {
+			opts = append(opts, client.Continue(token))
+		}
+		if err := c.List(ctx, list, opts...); err != nil {
+			return fmt.Errorf("listing %s: %w", what, err)
+		}
+		collect()
+		token = list.GetContinue()
+		if token == "" {
+			return nil
+		}
+	}
+}
+
+// Check audits listed objects. It is pure apart from reading o.Now.
+func Check(objs *Objects, o Options) *Report {
+	if o.FinalizerGrace == 0 {
+		o.FinalizerGrace = DefaultFinalizerGrace
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	wls := classify(objs.Workloads)
+	var vs []Violation
+	vs = append(vs, checkConsistency(wls)...)
+	vs = append(vs, checkDoubleAdmission(wls)...)
+	vs = append(vs, checkReferences(wls, objs.ClusterQueues, objs.ResourceFlavors)...)
+	vs = append(vs, checkStatus(wls, objs.ClusterQueues)...)
+	vs = append(vs, checkQuota(wls, objs.ClusterQueues, objs.Cohorts)...)
+	vs = append(vs, checkFinalizers(wls, o.FinalizerGrace, o.Now())...)
+	slices.SortStableFunc(vs, func(a, b Violation) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Object, b.Object), cmp.Compare(a.Message, b.Message))
+	})
+	return &Report{
+		Workloads:       len(objs.Workloads),
+		ClusterQueues:   len(objs.ClusterQueues),
+		Cohorts:         len(objs.Cohorts),
+		ResourceFlavors: len(objs.ResourceFlavors),
+		Violations:      vs,
+	}
+}

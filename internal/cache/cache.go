@@ -1,0 +1,253 @@
+// Package cache is the manager's live picture of the cluster: the pure
+// scheduling state (internal/state) and the pending queues
+// (internal/queueing) behind one lock. Controllers feed it from informer
+// events; the scheduler loop reads snapshots from it and records its
+// decisions in it. Whenever something happens that could let a workload in
+// (new work, freed quota, a changed queue, flavor or cohort), it wakes the
+// scheduler.
+package cache
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/queueing"
+	"github.com/kuota-dev/kuota/internal/state"
+	"github.com/kuota-dev/kuota/internal/workload"
+)
+
+// Cache is safe for concurrent use.
+type Cache struct {
+	mu     sync.Mutex
+	state  *state.State
+	queues *queueing.Manager
+	// priorities holds WorkloadPriorityClass values by name.
+	priorities map[string]int32
+	// lqStop holds the stop policy of LocalQueues that are stopped.
+	lqStop map[LocalQueueKey]kueue.StopPolicy
+	wake       chan struct{}
+	// changed is closed and replaced whenever status-relevant data change,
+	// so status writers can wait for it.
+	changed chan struct{}
+}
+
+// New returns an empty cache.
+func New() *Cache {
+	return &Cache{
+		state:      state.New(),
+		queues:     queueing.NewManager(),
+		priorities: map[string]int32{},
+		wake:       make(chan struct{}, 1),
+		changed:    make(chan struct{}),
+	}
+}
+
+// Wake returns the channel the scheduler waits on.
+func (c *Cache) Wake() <-chan struct{} { return c.wake }
+
+// Changed returns a channel closed at the next change of anything status
+// reports (usage, pending counts, queues).
+func (c *Cache) Changed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
+}
+
+// notify wakes the scheduler and status writers. Callers hold the lock.
+func (c *Cache) notify() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// Read runs f with the state and queues locked, for reading only.
+func (c *Cache) Read(f func(st *state.State, q *queueing.Manager)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(c.state, c.queues)
+}
+
+// Snapshot returns a scheduling snapshot and the candidates at time now
+// (Unix nanoseconds), taken together under the lock.
+func (c *Cache) Snapshot(now int64) (*state.Snapshot, []workload.Queue) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state.Snapshot(), c.queues.Candidates(now)
+}
+
+// NextRequeueAt returns when the earliest backoff ends, or 0.
+func (c *Cache) NextRequeueAt(now int64) int64 {
+	return c.queues.NextRequeueAt(now)
+}
+
+// SetFlavor records a ResourceFlavor.
+func (c *Cache) SetFlavor(f *state.Flavor) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state.SetFlavor(f)
+	c.queues.UnparkAll()
+	c.notify()
+}
+
+// DeleteFlavor forgets a ResourceFlavor.
+func (c *Cache) DeleteFlavor(name kueue.ResourceFlavorReference) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state.DeleteFlavor(name)
+	c.notify()
+}
+
+// SetClusterQueue records a ClusterQueue spec.
+func (c *Cache) SetClusterQueue(cq *state.ClusterQueue) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state.SetClusterQueue(cq)
+	c.queues.SetClusterQueue(cq.Name, cq.QueueingStrategy)
+	c.queues.UnparkAll()
+	c.notify()
+}
+
+// DeleteClusterQueue forgets a ClusterQueue.
+func (c *Cache) DeleteClusterQueue(name kueue.ClusterQueueReference) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state.DeleteClusterQueue(name)
+	c.queues.DeleteClusterQueue(name)
+	c.notify()
+}
+
+// SetCohort records a Cohort spec.
+func (c *Cache) SetCohort(co *state.Cohort) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state.SetCohort(co)
+	c.queues.UnparkAll()
+	c.notify()
+}
+
+// DeleteCohort forgets a Cohort object.
+func (c *Cache) DeleteCohort(name kueue.CohortReference) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state.DeleteCohort(name)
+	c.queues.UnparkAll()
+	c.notify()
+}
+
+// SetAdmissionCheck records whether an AdmissionCheck is active.
+func (c *Cache) SetAdmissionCheck(name kueue.AdmissionCheckReference, active bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state.SetAdmissionCheck(name, active)
+	c.queues.UnparkAll()
+	c.notify()
+}
+
+// DeleteAdmissionCheck forgets an AdmissionCheck.
+func (c *Cache) DeleteAdmissionCheck(name kueue.AdmissionCheckReference) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state.DeleteAdmissionCheck(name)
+	c.notify()
+}
+
+// SetNamespace records a namespace's labels (for namespace selectors).
+func (c *Cache) SetNamespace(name string, labels map[string]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state.SetNamespace(name, labels)
+	c.queues.UnparkAll()
+	c.notify()
+}
+
+// DeleteNamespace forgets a namespace.
+func (c *Cache) DeleteNamespace(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state.DeleteNamespace(name)
+}
+
+// SetLocalQueue records which ClusterQueue a LocalQueue feeds.
+func (c *Cache) SetLocalQueue(key queueing.LocalQueueKey, cq kueue.ClusterQueueReference) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.queues.SetLocalQueue(key, cq)
+	c.notify()
+}
+
+// DeleteLocalQueue forgets a LocalQueue.
+func (c *Cache) DeleteLocalQueue(key queueing.LocalQueueKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.queues.DeleteLocalQueue(key)
+	c.notify()
+}
+
+// ClusterQueueFor resolves a LocalQueue.
+func (c *Cache) ClusterQueueFor(key queueing.LocalQueueKey) (kueue.ClusterQueueReference, bool) {
+	return c.queues.ClusterQueueFor(key)
+}
+
+// SetPriorityClass records a WorkloadPriorityClass value.
+func (c *Cache) SetPriorityClass(name string, value int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.priorities[name] = value
+}
+
+// DeletePriorityClass forgets a WorkloadPriorityClass.
+func (c *Cache) DeletePriorityClass(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.priorities, name)
+}
+
+// PriorityClass returns a WorkloadPriorityClass value.
+func (c *Cache) PriorityClass(name string) (int32, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.priorities[name]
+	return v, ok
+}
+
+// Key is a workload key.
+type Key = types.NamespacedName
+
+// SetLocalQueueStopPolicy records a LocalQueue's stop policy.
+func (c *Cache) SetLocalQueueStopPolicy(key LocalQueueKey, policy kueue.StopPolicy) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lqStop == nil {
+		c.lqStop = map[LocalQueueKey]kueue.StopPolicy{}
+	}
+	if policy == kueue.None || policy == "" {
+		delete(c.lqStop, key)
+		return
+	}
+	c.lqStop[key] = policy
+}
+
+// LocalQueueStopPolicy returns a LocalQueue's stop policy (None if unknown).
+func (c *Cache) LocalQueueStopPolicy(key LocalQueueKey) kueue.StopPolicy {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.lqStop[key]; ok {
+		return p
+	}
+	return kueue.None
+}
+
+// ClusterQueue returns a ClusterQueue's spec as the cache knows it.
+func (c *Cache) ClusterQueue(name kueue.ClusterQueueReference) (*state.ClusterQueue, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state.ClusterQueue(name)
+}
+
+// LocalQueueKey names a LocalQueue.
+type LocalQueueKey = queueing.LocalQueueKey

@@ -1,0 +1,176 @@
+package cache
+
+import (
+	"k8s.io/apimachinery/pkg/types"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/state"
+	"github.com/kuota-dev/kuota/internal/workload"
+)
+
+// Queue puts a pending workload in its queue, or updates it there. A
+// workload that held quota releases it.
+func (c *Cache) Queue(info *workload.Info) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.releaseLocked(info.Key)
+	c.queues.AddOrUpdate(info)
+	c.notify()
+}
+
+// Hold records that a workload holds quota (on restart, or after the
+// scheduler's write was observed); it leaves the pending queue. Holding the
+// same reservation again only updates its flags.
+func (c *Cache) Hold(a *state.Admitted) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.queues.Delete(a.Key)
+	if prev, ok := c.state.Admitted(a.Key); ok {
+		if prev.Evicting && prev.UID == a.UID {
+			// An eviction is not undone while the reservation lasts.
+			cp := *a
+			cp.Evicting = true
+			a = &cp
+		}
+		if prev.ClusterQueue == a.ClusterQueue && sameUsage(prev, a) {
+			if sameFlags(prev, a) {
+				return nil
+			}
+			err := c.state.Replace(a)
+			c.notify()
+			return err
+		}
+		c.state.Forget(a.Key)
+	}
+	err := c.state.Assume(a)
+	c.notify()
+	return err
+}
+
+// Release removes a workload from the cache (finished, deleted, or no longer
+// queued); its quota, if any, is freed and the queues of its cohort tree
+// are released to try again.
+func (c *Cache) Release(key types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.releaseLocked(key)
+	c.queues.Delete(key)
+	c.notify()
+}
+
+// releaseLocked frees the quota of key, if held, and unparks the queues
+// that share its cohort tree.
+func (c *Cache) releaseLocked(key types.NamespacedName) {
+	a, ok := c.state.Admitted(key)
+	if !ok {
+		return
+	}
+	c.state.Forget(key)
+	c.unparkTreeLocked(a.ClusterQueue)
+}
+
+// unparkTreeLocked releases parked workloads of every ClusterQueue in the
+// cohort tree of cq.
+func (c *Cache) unparkTreeLocked(cq kueue.ClusterQueueReference) {
+	node := c.state.Tree().ClusterQueue(cq)
+	if node == nil {
+		c.queues.Unpark(cq)
+		return
+	}
+	root := node.Root()
+	var names []kueue.ClusterQueueReference
+	for _, name := range c.state.Tree().ClusterQueueNames() {
+		if n := c.state.Tree().ClusterQueue(name); n != nil && n.Root() == root {
+			names = append(names, name)
+		}
+	}
+	c.queues.Unpark(names...)
+}
+
+// Assume records an admission decided by the scheduler before its write
+// completes; the workload leaves its queue. It fails if the workload
+// already holds quota.
+func (c *Cache) Assume(a *state.Admitted) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.state.Assume(a); err != nil {
+		return err
+	}
+	c.queues.Delete(a.Key)
+	c.notify()
+	return nil
+}
+
+// Forget undoes Assume after a failed write and puts the workload back in
+// its queue.
+func (c *Cache) Forget(key types.NamespacedName, info *workload.Info) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.releaseLocked(key)
+	if info != nil {
+		c.queues.AddOrUpdate(info)
+	}
+	c.notify()
+}
+
+// MarkEvicting flags a workload holding quota as being evicted.
+func (c *Cache) MarkEvicting(key types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a, ok := c.state.Admitted(key); ok && !a.Evicting {
+		evicting := *a
+		evicting.Evicting = true
+		_ = c.state.Replace(&evicting)
+	}
+}
+
+// Park sets aside a shape (or a single workload) that did not fit.
+func (c *Cache) Park(cq kueue.ClusterQueueReference, shape *workload.Shape, key *types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if key != nil {
+		c.queues.ParkWorkload(*key)
+		return
+	}
+	c.queues.ParkShape(cq, shape)
+}
+
+// Requeue replaces a pending workload's Info (to mark it preempting, say)
+// if it is still pending.
+func (c *Cache) Requeue(info *workload.Info) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, pending := c.queues.Get(info.Key); pending {
+		c.queues.AddOrUpdate(info)
+	}
+}
+
+// Admitted returns the record of a workload holding quota.
+func (c *Cache) Admitted(key types.NamespacedName) (*state.Admitted, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state.Admitted(key)
+}
+
+// Pending returns a pending workload's Info.
+func (c *Cache) Pending(key types.NamespacedName) (*workload.Info, bool) {
+	return c.queues.Get(key)
+}
+
+func sameUsage(a, b *state.Admitted) bool {
+	if len(a.Usage) != len(b.Usage) {
+		return false
+	}
+	for fr, v := range a.Usage {
+		if b.Usage[fr] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// sameFlags compares the scalar fields of two records of one workload.
+func sameFlags(a, b *state.Admitted) bool {
+	return a.UID == b.UID && a.LocalQueue == b.LocalQueue && a.Admitted == b.Admitted && a.Evicting == b.Evicting &&
+		a.Priority == b.Priority && a.ReservedAt == b.ReservedAt && a.QueueOrderTime == b.QueueOrderTime
+}

@@ -1,0 +1,123 @@
+// Package status writes the status of ClusterQueues, LocalQueues and Cohorts
+// from the cache: counts, usage, fair-sharing shares and the Active
+// condition. It runs on the leader, refreshes soon after every change
+// (usage is visible within about a second) and writes an object only when
+// its status differs from what the API holds.
+package status
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/cache"
+)
+
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=clusterqueues/status;localqueues/status;cohorts/status,verbs=get;update;patch
+
+// Reporter is a manager Runnable that needs leader election.
+type Reporter struct {
+	Client client.Client
+	Cache  *cache.Cache
+	// FairSharing publishes weighted shares.
+	FairSharing bool
+	// MinInterval spaces refreshes (default 500ms); MaxInterval forces one
+	// even without a change (default 10s).
+	MinInterval, MaxInterval time.Duration
+	// OnRefresh, when set, receives the computed statuses (metrics).
+	OnRefresh func(*Statuses)
+}
+
+// NeedLeaderElection: only the leader writes status.
+func (r *Reporter) NeedLeaderElection() bool { return true }
+
+// Start refreshes until ctx ends.
+func (r *Reporter) Start(ctx context.Context) error {
+	log := logr.FromContextOrDiscard(ctx).WithName("status")
+	minI, maxI := r.MinInterval, r.MaxInterval
+	if minI <= 0 {
+		minI = 500 * time.Millisecond
+	}
+	if maxI <= 0 {
+		maxI = 10 * time.Second
+	}
+	for {
+		changed := r.Cache.Changed()
+		if err := r.Refresh(ctx); err != nil {
+			log.V(1).Info("status refresh incomplete", "error", err.Error())
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(minI):
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		case <-time.After(maxI - minI):
+		}
+	}
+}
+
+// Refresh computes every status from the cache and writes those that
+// changed.
+func (r *Reporter) Refresh(ctx context.Context) error {
+	st := Compute(r.Cache, r.FairSharing)
+	if r.OnRefresh != nil {
+		r.OnRefresh(st)
+	}
+	var firstErr error
+	note := func(err error) {
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	var cqs kueue.ClusterQueueList
+	note(r.Client.List(ctx, &cqs))
+	for i := range cqs.Items {
+		cq := &cqs.Items[i]
+		want := st.ClusterQueue(cq)
+		note(r.write(ctx, cq, &cq.Status, want))
+	}
+	var lqs kueue.LocalQueueList
+	note(r.Client.List(ctx, &lqs))
+	for i := range lqs.Items {
+		lq := &lqs.Items[i]
+		note(r.write(ctx, lq, &lq.Status, st.LocalQueue(lq)))
+	}
+	if r.FairSharing {
+		var cohorts kueue.CohortList
+		note(r.Client.List(ctx, &cohorts))
+		for i := range cohorts.Items {
+			co := &cohorts.Items[i]
+			note(r.write(ctx, co, &co.Status, st.Cohort(co)))
+		}
+	}
+	return firstErr
+}
+
+// write replaces the object's status with want when they differ.
+func (r *Reporter) write(ctx context.Context, obj client.Object, current, want any) error {
+	if equality.Semantic.DeepEqual(current, want) {
+		return nil
+	}
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	switch o := obj.(type) {
+	case *kueue.ClusterQueue:
+		o.Status = *want.(*kueue.ClusterQueueStatus)
+	case *kueue.LocalQueue:
+		o.Status = *want.(*kueue.LocalQueueStatus)
+	case *kueue.Cohort:
+		o.Status = *want.(*kueue.CohortStatus)
+	}
+	if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
+		return fmt.Errorf("writing status of %s: %w", obj.GetName(), err)
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/apply"
+	wlcontroller "github.com/kuota-dev/kuota/internal/controller/workload"
+	"github.com/kuota-dev/kuota/internal/scheduling"
+	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
+	"github.com/kuota-dev/kuota/internal/state"
+)
+
+// admit assumes the admission in the cache, then writes it: one status
+// write with the admission, QuotaReserved and (without admission checks)
+// Admitted, conditional on the workload being unchanged since the decision.
+// If the write fails the assumption is undone and the workload requeued.
+func (s *Scheduler) admit(ctx context.Context, d *scheduling.Decision, snap *state.Snapshot, now time.Time) {
+	w := d.Workload
+	cq := snap.ClusterQueues[w.ClusterQueue]
+	admission := admissionOf(w.ClusterQueue, d.Assignment)
+	checks := wlcontroller.ApplicableChecks(cq, admission)
+	a := &state.Admitted{
+		Key: w.Key, UID: w.UID, ClusterQueue: w.ClusterQueue, LocalQueue: w.LocalQueue,
+		Admitted: len(checks) == 0, Priority: w.Priority, QueueOrderTime: w.QueueOrderTime,
+		Usage: d.Assignment.Usage, MinUsage: scheduling.MinUsage(w.Shape, d.Assignment), ReservedAt: now.UnixNano(),
+	}
+	if err := s.Cache.Assume(a); err != nil {
+		s.log.V(2).Info("skipping admission", "workload", w.Key, "reason", err.Error())
+		return
+	}
+	s.pool.Go(func() {
+		defer s.recoverWrite(w.Key.String())
+		var wl kueue.Workload
+		err := s.Client.Get(ctx, w.Key, &wl)
+		if err == nil && (wl.ResourceVersion != w.ResourceVersion || wl.UID != w.UID) {
+			err = fmt.Errorf("the workload changed since the decision (resourceVersion %s, decided on %s)", wl.ResourceVersion, w.ResourceVersion)
+		}
+		if err == nil {
+			st := apply.Reserve(&wl, admission, checks, metav1.NewTime(now))
+			err = s.Writer.WorkloadStatus(ctx, &wl, st, apply.AdmissionManager)
+		}
+		if err != nil {
+			s.log.V(1).Info("admission not written, requeued", "workload", w.Key, "error", err.Error())
+			s.Cache.Forget(w.Key, w)
+			return
+		}
+		s.Recorder.Eventf(&wl, corev1.EventTypeNormal, "QuotaReserved", "Quota reserved in ClusterQueue %s, wait time since queued was %.0fs",
+			w.ClusterQueue, now.Sub(wl.CreationTimestamp.Time).Seconds())
+		if len(checks) == 0 {
+			s.Recorder.Eventf(&wl, corev1.EventTypeNormal, "Admitted", "Admitted by ClusterQueue %s, wait time since reservation was 0s", w.ClusterQueue)
+		}
+	})
+}
+
+// admissionOf converts an assignment to status.admission.
+func admissionOf(cq kueue.ClusterQueueReference, asg *flavors.Assignment) *kueue.Admission {
+	adm := &kueue.Admission{ClusterQueue: cq}
+	for _, ps := range asg.PodSets {
+		count := ps.Count
+		psa := kueue.PodSetAssignment{
+			Name:          ps.Name,
+			Flavors:       map[corev1.ResourceName]kueue.ResourceFlavorReference{},
+			ResourceUsage: corev1.ResourceList{},
+			Count:         &count,
+		}
+		for r, f := range ps.Flavors {
+			psa.Flavors[r] = f
+			psa.ResourceUsage[r] = resourcesToQuantity(r, ps.Requests[r])
+		}
+		adm.PodSetAssignments = append(adm.PodSetAssignments, psa)
+	}
+	return adm
+}
+
+func (s *Scheduler) recoverWrite(what string) {
+	if p := recover(); p != nil {
+		s.log.Error(fmt.Errorf("panic: %v", p), "status write failed", "object", what)
+	}
+}

@@ -1,0 +1,70 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/apply"
+	"github.com/kuota-dev/kuota/internal/resources"
+	"github.com/kuota-dev/kuota/internal/scheduling"
+)
+
+// preempt evicts the victims chosen for a workload (those not already being
+// evicted) and marks the workload as preempting, with the assignment it
+// preempted for, so that it goes first and takes the freed quota.
+func (s *Scheduler) preempt(ctx context.Context, d *scheduling.Decision, now time.Time) {
+	w := d.Workload
+	for _, v := range d.Victims {
+		if v.Workload.Evicting {
+			continue
+		}
+		victim, reason := v.Workload, v.Reason
+		s.Cache.MarkEvicting(victim.Key)
+		msg := fmt.Sprintf("Preempted to accommodate a workload (UID: %s) due to %s", w.UID, preemptionCause(reason))
+		s.pool.Go(func() {
+			defer s.recoverWrite(victim.Key.String())
+			var wl kueue.Workload
+			if err := s.Client.Get(ctx, victim.Key, &wl); err != nil {
+				s.log.V(1).Info("victim not found", "workload", victim.Key, "error", err.Error())
+				return
+			}
+			st := apply.Evict(&wl, kueue.WorkloadEvictedByPreemption, "", reason, msg, metav1.NewTime(now))
+			if err := s.Writer.WorkloadStatus(ctx, &wl, st, apply.AdmissionManager); err != nil {
+				s.log.V(1).Info("eviction not written", "workload", victim.Key, "error", err.Error())
+				return
+			}
+			s.Recorder.Event(&wl, corev1.EventTypeNormal, "Preempted", msg)
+			s.Recorder.Event(&wl, corev1.EventTypeNormal, "EvictedDueTo"+kueue.WorkloadEvictedByPreemption, msg)
+		})
+	}
+	preempting := *w
+	preempting.Preempting = true
+	preempting.Hint = d.Hint()
+	s.Cache.Requeue(&preempting)
+	s.writePending(ctx, d, now)
+}
+
+// preemptionCause words a preemption reason for messages.
+func preemptionCause(reason string) string {
+	switch reason {
+	case kueue.InClusterQueueReason:
+		return "prioritization in the ClusterQueue"
+	case kueue.InCohortReclamationReason:
+		return "reclamation within the cohort"
+	case kueue.InCohortFairSharingReason:
+		return "fair sharing within the cohort"
+	case kueue.InCohortReclaimWhileBorrowingReason:
+		return "reclamation within the cohort while borrowing"
+	}
+	return reason
+}
+
+func resourcesToQuantity(name corev1.ResourceName, a resources.Amount) resource.Quantity {
+	return resources.ToQuantity(name, a)
+}

@@ -1,0 +1,137 @@
+// Package scheduler runs the scheduling loop: after a start barrier (every
+// informer synced and the initial objects loaded into the cache), it waits
+// for something that could let a workload in, takes a snapshot, asks the
+// pure core (internal/scheduling) for decisions and turns them into writes.
+// It is the only place where decisions become writes. Wake-ups are
+// coalesced: many events in a row make one cycle.
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kuota-dev/kuota/internal/apply"
+	"github.com/kuota-dev/kuota/internal/cache"
+	"github.com/kuota-dev/kuota/internal/scheduling"
+)
+
+// Scheduler is a manager Runnable that needs leader election.
+type Scheduler struct {
+	Cache    *cache.Cache
+	Client   client.Client
+	Writer   *apply.Writer
+	Recorder record.EventRecorder
+	Options  scheduling.Options
+	// Barrier blocks until the cache holds the initial objects.
+	Barrier func(ctx context.Context) error
+	// Writers is the number of parallel status writers (default 32).
+	Writers int
+	// Now returns the current time; time.Now when nil.
+	Now func() time.Time
+	// OnCycle, when set, is called after each cycle (metrics, tests).
+	OnCycle func(CycleReport)
+
+	pool    *apply.Pool
+	log     logr.Logger
+	pending *pendingWrites
+}
+
+// CycleReport summarizes one cycle.
+type CycleReport struct {
+	Decisions, Admitted, Preempting int
+	Duration                        time.Duration
+}
+
+// NeedLeaderElection: only the leader schedules.
+func (s *Scheduler) NeedLeaderElection() bool { return true }
+
+func (s *Scheduler) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// Start runs the loop until ctx ends.
+func (s *Scheduler) Start(ctx context.Context) error {
+	s.log = logr.FromContextOrDiscard(ctx).WithName("scheduler")
+	if s.Barrier != nil {
+		if err := s.Barrier(ctx); err != nil {
+			return fmt.Errorf("scheduler start barrier: %w", err)
+		}
+	}
+	workers := s.Writers
+	if workers <= 0 {
+		workers = 32
+	}
+	s.pool = apply.NewPool(workers)
+	defer s.pool.Close()
+	s.pending = newPendingWrites()
+	s.log.Info("scheduler started")
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.Cache.Wake():
+		case <-timer.C:
+		}
+		s.safeCycle(ctx)
+		timer.Reset(s.nextWake())
+	}
+}
+
+// nextWake is when a backoff ends, or a minute from now: cycles are
+// event-driven, the timer is a safety net.
+func (s *Scheduler) nextWake() time.Duration {
+	now := s.now()
+	wait := time.Minute
+	if next := s.Cache.NextRequeueAt(now.UnixNano()); next > 0 {
+		wait = min(wait, time.Duration(next-now.UnixNano())+time.Millisecond)
+	}
+	return max(wait, time.Millisecond)
+}
+
+// safeCycle runs a cycle, recovering a panic so one bad workload cannot
+// stop scheduling.
+func (s *Scheduler) safeCycle(ctx context.Context) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error(fmt.Errorf("panic: %v", p), "scheduling cycle failed", "stack", string(debug.Stack()))
+		}
+	}()
+	s.cycle(ctx)
+}
+
+func (s *Scheduler) cycle(ctx context.Context) {
+	start := s.now()
+	snap, queues := s.Cache.Snapshot(start.UnixNano())
+	if len(queues) == 0 {
+		return
+	}
+	res := scheduling.Decide(snap, queues, s.Options)
+	report := CycleReport{Decisions: len(res.Decisions), Admitted: res.Admitted}
+	for i := range res.Decisions {
+		d := &res.Decisions[i]
+		switch {
+		case d.Admit:
+			s.admit(ctx, d, snap, start)
+		case len(d.Victims) > 0 || d.Reason == scheduling.WaitingForPreemptedWorkloads:
+			report.Preempting++
+			s.preempt(ctx, d, start)
+		default:
+			s.refused(ctx, d, snap, start)
+		}
+	}
+	report.Duration = s.now().Sub(start)
+	if s.OnCycle != nil {
+		s.OnCycle(report)
+	}
+}

@@ -1,0 +1,63 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/utils/ptr"
+
+	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
+	"github.com/kuota-dev/kuota/internal/app"
+)
+
+// ManagerConfig returns a defaulted Configuration for tests: no leader
+// election, no metrics or health servers.
+func ManagerConfig(mutate ...func(*configapi.Configuration)) (*configapi.Configuration, error) {
+	cfg, err := configapi.Decode([]byte("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nleaderElection:\n  leaderElect: false\n"))
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range mutate {
+		m(cfg)
+	}
+	return cfg, nil
+}
+
+// Manager is a Kuota manager running in the test process.
+type Manager struct {
+	*app.Manager
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// StartManager starts a manager against the environment's API server and
+// waits until its caches have synced.
+func (e *Env) StartManager(cfg *configapi.Configuration) (*Manager, error) {
+	m, err := app.New(app.Options{RestConfig: e.Config, Config: cfg,
+		MetricsBindAddress: ptr.To("0"), HealthBindAddress: ptr.To("0"), SecureMetrics: ptr.To(false)})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	mm := &Manager{Manager: m, cancel: cancel, done: make(chan error, 1)}
+	go func() { mm.done <- m.Start(ctx) }()
+	syncCtx, syncCancel := context.WithTimeout(ctx, 30*time.Second)
+	defer syncCancel()
+	if !m.GetCache().WaitForCacheSync(syncCtx) {
+		mm.Stop()
+		return nil, fmt.Errorf("manager caches did not sync")
+	}
+	return mm, nil
+}
+
+// Stop stops the manager and waits for it to return.
+func (m *Manager) Stop() error {
+	m.cancel()
+	select {
+	case err := <-m.done:
+		return err
+	case <-time.After(60 * time.Second):
+		return fmt.Errorf("manager did not stop within 60s")
+	}
+}
