@@ -98,12 +98,12 @@ func New(opts Options) (*Manager, error) {
 func managerOptions(opts Options, scheme *runtime.Scheme) ctrl.Options {
 	cfg := opts.Config
 	o := ctrl.Options{
-		Scheme:                 scheme,
-		HealthProbeBindAddress: cfg.Health.HealthProbeBindAddress,
-		ReadinessEndpointName:  "/" + cfg.Health.ReadinessEndpointName,
-		LivenessEndpointName:   "/" + cfg.Health.LivenessEndpointName,
-		Metrics:                metricsserver.Options{BindAddress: cfg.Metrics.BindAddress, SecureServing: ptr.Deref(opts.SecureMetrics, true)},
-		PprofBindAddress:       cfg.PprofBindAddress,
+		Scheme:                  scheme,
+		HealthProbeBindAddress:  cfg.Health.HealthProbeBindAddress,
+		ReadinessEndpointName:   "/" + cfg.Health.ReadinessEndpointName,
+		LivenessEndpointName:    "/" + cfg.Health.LivenessEndpointName,
+		Metrics:                 metricsserver.Options{BindAddress: cfg.Metrics.BindAddress, SecureServing: ptr.Deref(opts.SecureMetrics, true)},
+		PprofBindAddress:        cfg.PprofBindAddress,
 		GracefulShutdownTimeout: ptr.To(30 * time.Second),
 	}
 	if opts.MetricsBindAddress != nil {
@@ -144,4 +144,3 @@ func indexFields(ctx context.Context, mgr ctrl.Manager) error {
 
 // newWriter returns the status writer over the manager's client.
 func newWriter(mgr manager.Manager) *apply.Writer { return &apply.Writer{Client: mgr.GetClient()} }
-

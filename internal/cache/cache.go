@@ -27,7 +27,7 @@ type Cache struct {
 	priorities map[string]int32
 	// lqStop holds the stop policy of LocalQueues that are stopped.
 	lqStop map[LocalQueueKey]kueue.StopPolicy
-	wake       chan struct{}
+	wake   chan struct{}
 	// changed is closed and replaced whenever status-relevant data change,
 	// so status writers can wait for it.
 	changed chan struct{}

@@ -22,7 +22,7 @@ type Admitted struct {
 	// Admitted is true once every admission check passed (Admitted=True);
 	// until then the workload only reserves quota.
 	Admitted bool
-	Priority     int32
+	Priority int32
 	// Usage is the quota the workload holds, per (flavor, resource).
 	Usage resources.FlavorResourceQuantities
 	// MinUsage, when set, is the least quota the workload could be admitted

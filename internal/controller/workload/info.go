@@ -173,4 +173,3 @@ func minUsage(wl *kueue.Workload, usage resources.FlavorResourceQuantities) reso
 	}
 	return out
 }
-
