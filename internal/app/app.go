@@ -117,6 +117,9 @@ func managerOptions(opts Options, scheme *runtime.Scheme) ctrl.Options {
 		o.LeaderElectionID = le.ResourceName
 		o.LeaderElectionResourceLock = le.ResourceLock
 		o.LeaderElectionNamespace = ptr.Deref(cfg.Namespace, "kueue-system")
+		if le.ResourceNamespace != "" {
+			o.LeaderElectionNamespace = le.ResourceNamespace
+		}
 		if opts.LeaderElectionNamespace != "" {
 			o.LeaderElectionNamespace = opts.LeaderElectionNamespace
 		}

@@ -10,6 +10,9 @@ package cache
 import (
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -27,7 +30,14 @@ type Cache struct {
 	priorities map[string]int32
 	// lqStop holds the stop policy of LocalQueues that are stopped.
 	lqStop map[LocalQueueKey]kueue.StopPolicy
-	wake   chan struct{}
+	// assumed holds, for admissions the scheduler decided and is writing
+	// (or wrote but the informer has not shown yet), the resourceVersion
+	// the decision was made on.
+	assumed map[Key]string
+	// revisits carries workloads the controller should reconcile again
+	// (for instance after a failed admission write).
+	revisits chan event.GenericEvent
+	wake     chan struct{}
 	// changed is closed and replaced whenever status-relevant data change,
 	// so status writers can wait for it.
 	changed chan struct{}
@@ -39,6 +49,8 @@ func New() *Cache {
 		state:      state.New(),
 		queues:     queueing.NewManager(),
 		priorities: map[string]int32{},
+		assumed:    map[Key]string{},
+		revisits:   make(chan event.GenericEvent, 1024),
 		wake:       make(chan struct{}, 1),
 		changed:    make(chan struct{}),
 	}
@@ -251,3 +263,18 @@ func (c *Cache) ClusterQueue(name kueue.ClusterQueueReference) (*state.ClusterQu
 
 // LocalQueueKey names a LocalQueue.
 type LocalQueueKey = queueing.LocalQueueKey
+
+// Revisits returns the workloads their controller must reconcile again (a
+// source for the workload controller).
+func (c *Cache) Revisits() <-chan event.GenericEvent { return c.revisits }
+
+// revisitLocked asks for a workload to be reconciled again. It never
+// blocks: when the channel is full, a goroutine delivers the request.
+func (c *Cache) revisitLocked(key Key) {
+	ev := event.GenericEvent{Object: &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
+	select {
+	case c.revisits <- ev:
+	default:
+		go func() { c.revisits <- ev }()
+	}
+}

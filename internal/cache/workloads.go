@@ -9,10 +9,19 @@ import (
 )
 
 // Queue puts a pending workload in its queue, or updates it there. A
-// workload that held quota releases it.
+// workload that held quota releases it. The version of a workload the
+// scheduler is admitting (the one its decision was made on) is ignored:
+// it is an old view, and releasing the assumed quota then would let the
+// quota be given twice.
 func (c *Cache) Queue(info *workload.Info) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if rv, ok := c.assumed[info.Key]; ok {
+		if rv == info.ResourceVersion {
+			return
+		}
+		delete(c.assumed, info.Key)
+	}
 	c.releaseLocked(info.Key)
 	c.queues.AddOrUpdate(info)
 	c.notify()
@@ -24,6 +33,7 @@ func (c *Cache) Queue(info *workload.Info) {
 func (c *Cache) Hold(a *state.Admitted) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	delete(c.assumed, a.Key)
 	c.queues.Delete(a.Key)
 	if prev, ok := c.state.Admitted(a.Key); ok {
 		if prev.Evicting && prev.UID == a.UID {
@@ -53,6 +63,7 @@ func (c *Cache) Hold(a *state.Admitted) error {
 func (c *Cache) Release(key types.NamespacedName) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	delete(c.assumed, key)
 	c.releaseLocked(key)
 	c.queues.Delete(key)
 	c.notify()
@@ -87,29 +98,34 @@ func (c *Cache) unparkTreeLocked(cq kueue.ClusterQueueReference) {
 	c.queues.Unpark(names...)
 }
 
-// Assume records an admission decided by the scheduler before its write
-// completes; the workload leaves its queue. It fails if the workload
-// already holds quota.
-func (c *Cache) Assume(a *state.Admitted) error {
+// Assume records an admission decided by the scheduler on the given
+// version of the workload, before its write completes; the workload leaves
+// its queue. It fails if the workload already holds quota.
+func (c *Cache) Assume(a *state.Admitted, resourceVersion string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.state.Assume(a); err != nil {
 		return err
 	}
+	c.assumed[a.Key] = resourceVersion
 	c.queues.Delete(a.Key)
 	c.notify()
 	return nil
 }
 
-// Forget undoes Assume after a failed write and puts the workload back in
-// its queue.
-func (c *Cache) Forget(key types.NamespacedName, info *workload.Info) {
+// Forget undoes Assume after a failed write: the quota is released and the
+// workload is handed back to its controller, which queues it again from
+// the latest version of the object (the failure often means the object
+// changed since the decision).
+func (c *Cache) Forget(key types.NamespacedName) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.releaseLocked(key)
-	if info != nil {
-		c.queues.AddOrUpdate(info)
+	if _, ok := c.assumed[key]; !ok {
+		return
 	}
+	delete(c.assumed, key)
+	c.releaseLocked(key)
+	c.revisitLocked(key)
 	c.notify()
 }
 
@@ -136,11 +152,11 @@ func (c *Cache) Park(cq kueue.ClusterQueueReference, shape *workload.Shape, key 
 }
 
 // Requeue replaces a pending workload's Info (to mark it preempting, say)
-// if it is still pending.
+// if it is still pending and was not updated since info was taken.
 func (c *Cache) Requeue(info *workload.Info) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, pending := c.queues.Get(info.Key); pending {
+	if cur, pending := c.queues.Get(info.Key); pending && cur.ResourceVersion == info.ResourceVersion {
 		c.queues.AddOrUpdate(info)
 	}
 }

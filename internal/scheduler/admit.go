@@ -30,8 +30,8 @@ func (s *Scheduler) admit(ctx context.Context, d *scheduling.Decision, snap *sta
 		Admitted: len(checks) == 0, Priority: w.Priority, QueueOrderTime: w.QueueOrderTime,
 		Usage: d.Assignment.Usage, MinUsage: scheduling.MinUsage(w.Shape, d.Assignment), ReservedAt: now.UnixNano(),
 	}
-	if err := s.Cache.Assume(a); err != nil {
-		s.log.V(2).Info("skipping admission", "workload", w.Key, "reason", err.Error())
+	if err := s.Cache.Assume(a, w.ResourceVersion); err != nil {
+		s.log.Info("skipping admission", "workload", w.Key, "reason", err.Error())
 		return
 	}
 	s.pool.Go(func() {
@@ -46,8 +46,8 @@ func (s *Scheduler) admit(ctx context.Context, d *scheduling.Decision, snap *sta
 			err = s.Writer.WorkloadStatus(ctx, &wl, st, apply.AdmissionManager)
 		}
 		if err != nil {
-			s.log.V(1).Info("admission not written, requeued", "workload", w.Key, "error", err.Error())
-			s.Cache.Forget(w.Key, w)
+			s.log.Info("admission not written, requeued", "workload", w.Key, "error", err.Error())
+			s.Cache.Forget(w.Key)
 			return
 		}
 		s.Recorder.Eventf(&wl, corev1.EventTypeNormal, "QuotaReserved", "Quota reserved in ClusterQueue %s, wait time since queued was %.0fs",

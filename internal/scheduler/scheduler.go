@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kuota-dev/kuota/internal/apply"
@@ -60,11 +61,13 @@ func (s *Scheduler) now() time.Time {
 
 // Start runs the loop until ctx ends.
 func (s *Scheduler) Start(ctx context.Context) error {
-	s.log = logr.FromContextOrDiscard(ctx).WithName("scheduler")
+	s.log = ctrl.Log.WithName("scheduler")
 	if s.Barrier != nil {
+		start := s.now()
 		if err := s.Barrier(ctx); err != nil {
 			return fmt.Errorf("scheduler start barrier: %w", err)
 		}
+		s.log.Info("initial state loaded", "took", s.now().Sub(start).String())
 	}
 	workers := s.Writers
 	if workers <= 0 {

@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/equality"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -38,7 +38,7 @@ func (r *Reporter) NeedLeaderElection() bool { return true }
 
 // Start refreshes until ctx ends.
 func (r *Reporter) Start(ctx context.Context) error {
-	log := logr.FromContextOrDiscard(ctx).WithName("status")
+	log := ctrl.Log.WithName("status")
 	minI, maxI := r.MinInterval, r.MaxInterval
 	if minI <= 0 {
 		minI = 500 * time.Millisecond

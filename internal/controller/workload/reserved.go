@@ -67,7 +67,7 @@ func (r *Reconciler) evict(ctx context.Context, wl *kueue.Workload, reason strin
 		return err
 	}
 	r.Cache.MarkEvicting(keyOf(wl))
-	r.Recorder.Eventf(wl, corev1.EventTypeNormal, "EvictedDueTo"+reason, msg)
+	r.Recorder.Event(wl, corev1.EventTypeNormal, "EvictedDueTo"+reason, msg)
 	return nil
 }
 

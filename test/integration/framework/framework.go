@@ -120,3 +120,7 @@ func RunMain(m interface{ Run() int }, env **Env) int {
 	}
 	return code
 }
+
+// KubeConfig returns a kubeconfig file's content for the environment, for
+// processes started by tests.
+func (e *Env) KubeConfig() []byte { return e.env.KubeConfig }
