@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -21,6 +20,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/controller/status"
 	"github.com/kuota-dev/kuota/internal/controller/workload"
 	"github.com/kuota-dev/kuota/internal/controller/workloadpriorityclass"
+	"github.com/kuota-dev/kuota/internal/metrics"
 	"github.com/kuota-dev/kuota/internal/scheduler"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
@@ -63,10 +63,21 @@ func (m *Manager) setupControllers(cfg *configapi.Configuration) error {
 		l.reconcile = r.setup.(reconcile.Reconciler)
 		loaders = append(loaders, l)
 	}
+	labels, metricOpts, err := metricsSetup(cfg, cl, c)
+	if err != nil {
+		return err
+	}
+	wl.Labels = labels
+	metrics.SetReplicaRole(initialRole(cfg))
+	if initialRole(cfg) == metrics.RoleFollower {
+		if err := mgr.Add(roleTracker{}); err != nil {
+			return fmt.Errorf("adding replica role tracker: %w", err)
+		}
+	}
 	fair := cfg.FairSharing != nil
-	m.Reporter = &status.Reporter{Client: cl, Cache: c, FairSharing: fair}
+	m.Reporter = &status.Reporter{Client: cl, Cache: c, FairSharing: fair, Metrics: metricOpts}
 	m.Scheduler = &scheduler.Scheduler{
-		Cache: c, Client: cl, Writer: writer, Recorder: recorder,
+		Cache: c, Client: cl, Writer: writer, Recorder: recorder, Labels: labels,
 		Options: schedulingOptions(cfg),
 		Barrier: func(ctx context.Context) error { return m.load(ctx, loaders) },
 	}
@@ -138,5 +149,5 @@ func concurrency(cfg *configapi.Configuration, groupKind string, def int) int {
 			return n
 		}
 	}
-	return ptr.Deref[int](nil, def)
+	return def
 }

@@ -278,3 +278,18 @@ func (c *Cache) revisitLocked(key Key) {
 		go func() { c.revisits <- ev }()
 	}
 }
+
+// Ancestors returns the Cohorts above a ClusterQueue, nearest first.
+func (c *Cache) Ancestors(cq kueue.ClusterQueueReference) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.state.Tree().ClusterQueue(cq)
+	if n == nil {
+		return nil
+	}
+	var out []string
+	for p := n.Parent(); p != nil && len(out) < 64; p = p.Parent() {
+		out = append(out, p.Name())
+	}
+	return out
+}

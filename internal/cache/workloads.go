@@ -59,25 +59,27 @@ func (c *Cache) Hold(a *state.Admitted) error {
 
 // Release removes a workload from the cache (finished, deleted, or no longer
 // queued); its quota, if any, is freed and the queues of its cohort tree
-// are released to try again.
-func (c *Cache) Release(key types.NamespacedName) {
+// are released to try again. It returns the reservation it freed, or nil.
+func (c *Cache) Release(key types.NamespacedName) *state.Admitted {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.assumed, key)
-	c.releaseLocked(key)
+	a := c.releaseLocked(key)
 	c.queues.Delete(key)
 	c.notify()
+	return a
 }
 
 // releaseLocked frees the quota of key, if held, and unparks the queues
 // that share its cohort tree.
-func (c *Cache) releaseLocked(key types.NamespacedName) {
+func (c *Cache) releaseLocked(key types.NamespacedName) *state.Admitted {
 	a, ok := c.state.Admitted(key)
 	if !ok {
-		return
+		return nil
 	}
 	c.state.Forget(key)
 	c.unparkTreeLocked(a.ClusterQueue)
+	return a
 }
 
 // unparkTreeLocked releases parked workloads of every ClusterQueue in the

@@ -148,3 +148,52 @@ func (m *Manager) Parked(key types.NamespacedName) bool {
 	}
 	return false
 }
+
+// PendingCounts splits the pending workloads of one ClusterQueue into those
+// the scheduler will consider (active) and those parked until the cluster
+// changes (inadmissible), with the number of distinct shapes of each.
+type PendingCounts struct {
+	Active, Inadmissible             int
+	ActiveShapes, InadmissibleShapes int
+}
+
+// PendingSummary returns the pending counts of every ClusterQueue that has
+// pending workloads, in one pass over them.
+func (m *Manager) PendingSummary() map[kueue.ClusterQueueReference]PendingCounts {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	type shapeKey struct {
+		shape  *workload.Shape
+		parked bool
+	}
+	out := map[kueue.ClusterQueueReference]PendingCounts{}
+	seen := map[kueue.ClusterQueueReference]map[shapeKey]struct{}{}
+	for _, e := range m.workloads {
+		q := e.queue
+		if q == nil {
+			continue
+		}
+		_, shapeParked := q.parkedShapes[e.info.Shape]
+		parked := e.parked || shapeParked
+		c := out[q.name]
+		if seen[q.name] == nil {
+			seen[q.name] = map[shapeKey]struct{}{}
+		}
+		k := shapeKey{e.info.Shape, parked}
+		_, known := seen[q.name][k]
+		seen[q.name][k] = struct{}{}
+		if parked {
+			c.Inadmissible++
+			if !known {
+				c.InadmissibleShapes++
+			}
+		} else {
+			c.Active++
+			if !known {
+				c.ActiveShapes++
+			}
+		}
+		out[q.name] = c
+	}
+	return out
+}

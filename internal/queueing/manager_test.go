@@ -182,3 +182,26 @@ func TestIdenticalWorkloadsShareAShape(t *testing.T) {
 		t.Fatalf("100 identical workloads hold %d shapes, want 1", m.Shapes())
 	}
 }
+
+func TestPendingSummarySplitsParkedWorkloads(t *testing.T) {
+	m := newManager()
+	m.AddOrUpdate(info("big-1", 0, 1, 8))
+	m.AddOrUpdate(info("big-2", 0, 2, 8))
+	m.AddOrUpdate(info("small-1", 0, 3, 1))
+	m.AddOrUpdate(info("small-2", 0, 4, 1))
+	m.AddOrUpdate(info("odd", 0, 5, 2))
+	big, _ := m.Get(types.NamespacedName{Namespace: "ns", Name: "big-1"})
+	m.ParkShape("cq", big.Shape)
+	m.ParkWorkload(types.NamespacedName{Namespace: "ns", Name: "odd"})
+	got := m.PendingSummary()["cq"]
+	want := PendingCounts{Active: 2, Inadmissible: 3, ActiveShapes: 1, InadmissibleShapes: 2}
+	if got != want {
+		t.Fatalf("summary = %+v, want %+v", got, want)
+	}
+	m.UnparkAll()
+	got = m.PendingSummary()["cq"]
+	want = PendingCounts{Active: 5, ActiveShapes: 3}
+	if got != want {
+		t.Fatalf("after unparking: %+v, want %+v", got, want)
+	}
+}

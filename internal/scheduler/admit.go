@@ -11,6 +11,7 @@ import (
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
 	wlcontroller "github.com/kuota-dev/kuota/internal/controller/workload"
+	"github.com/kuota-dev/kuota/internal/metrics"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
 	"github.com/kuota-dev/kuota/internal/state"
@@ -50,10 +51,14 @@ func (s *Scheduler) admit(ctx context.Context, d *scheduling.Decision, snap *sta
 			s.Cache.Forget(w.Key)
 			return
 		}
+		waited := now.Sub(wlcontroller.QueuedSince(&wl))
 		s.Recorder.Eventf(&wl, corev1.EventTypeNormal, "QuotaReserved", "Quota reserved in ClusterQueue %s, wait time since queued was %.0fs",
-			w.ClusterQueue, now.Sub(wl.CreationTimestamp.Time).Seconds())
+			w.ClusterQueue, waited.Seconds())
+		labels := s.Labels.Of(ctx, &wl, w.ClusterQueue)
+		metrics.QuotaReserved(labels, waited)
 		if len(checks) == 0 {
 			s.Recorder.Eventf(&wl, corev1.EventTypeNormal, "Admitted", "Admitted by ClusterQueue %s, wait time since reservation was 0s", w.ClusterQueue)
+			metrics.Admitted(labels, waited)
 		}
 	})
 }

@@ -11,6 +11,8 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
+	wlcontroller "github.com/kuota-dev/kuota/internal/controller/workload"
+	"github.com/kuota-dev/kuota/internal/metrics"
 	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 )
@@ -41,6 +43,11 @@ func (s *Scheduler) preempt(ctx context.Context, d *scheduling.Decision, now tim
 			}
 			s.Recorder.Event(&wl, corev1.EventTypeNormal, "Preempted", msg)
 			s.Recorder.Event(&wl, corev1.EventTypeNormal, "EvictedDueTo"+kueue.WorkloadEvictedByPreemption, msg)
+			metrics.Preempted(string(w.ClusterQueue), reason)
+			if wl.Status.Admission != nil {
+				metrics.Evicted(s.Labels.Of(ctx, &wl, wl.Status.Admission.ClusterQueue),
+					wlcontroller.EvictionOf(&wl, st, kueue.WorkloadEvictedByPreemption, "", now))
+			}
 		})
 	}
 	preempting := *w

@@ -19,6 +19,8 @@ import (
 
 	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/cache"
+	wlcontroller "github.com/kuota-dev/kuota/internal/controller/workload"
+	"github.com/kuota-dev/kuota/internal/metrics"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 )
 
@@ -35,8 +37,10 @@ type Scheduler struct {
 	Writers int
 	// Now returns the current time; time.Now when nil.
 	Now func() time.Time
-	// OnCycle, when set, is called after each cycle (metrics, tests).
+	// OnCycle, when set, is called after each cycle (tests).
 	OnCycle func(CycleReport)
+	// Labels labels workload metrics; nil records ClusterQueue series only.
+	Labels *wlcontroller.Labels
 
 	pool    *apply.Pool
 	log     logr.Logger
@@ -134,6 +138,11 @@ func (s *Scheduler) cycle(ctx context.Context) {
 		}
 	}
 	report.Duration = s.now().Sub(start)
+	result := metrics.AdmissionInadmissible
+	if res.Admitted > 0 {
+		result = metrics.AdmissionSuccess
+	}
+	metrics.AdmissionAttempt(result, report.Duration)
 	if s.OnCycle != nil {
 		s.OnCycle(report)
 	}

@@ -21,6 +21,7 @@ import (
 type Statuses struct {
 	Queues  map[kueue.ClusterQueueReference]*QueueFigures
 	Locals  map[queueing.LocalQueueKey]*LocalFigures
+	Cohorts map[kueue.CohortReference]*CohortFigures
 	Shares  fairsharing.Shares
 	queuesK map[kueue.ClusterQueueReference]*state.ClusterQueue
 	inact   map[kueue.ClusterQueueReference]state.Inactive
@@ -33,6 +34,17 @@ type QueueFigures struct {
 	Pending, Reserving, Admitted int32
 	Reserved, Used               resources.FlavorResourceQuantities
 	Nominal                      map[resources.FlavorResource]resources.Amount
+	// Waiting splits Pending into active and parked workloads.
+	Waiting queueing.PendingCounts
+	// Cohort and RootCohort place the queue in the cohort tree ("" alone).
+	Cohort, RootCohort kueue.CohortReference
+}
+
+// CohortFigures place a Cohort in the tree and count what its subtree
+// admitted.
+type CohortFigures struct {
+	Parent, Root kueue.CohortReference
+	Admitted     int32
 }
 
 // LocalFigures are the numbers of one LocalQueue.
@@ -45,6 +57,7 @@ type LocalFigures struct {
 func Compute(c *cache.Cache, fair bool) *Statuses {
 	st := &Statuses{
 		Queues: map[kueue.ClusterQueueReference]*QueueFigures{}, Locals: map[queueing.LocalQueueKey]*LocalFigures{},
+		Cohorts: map[kueue.CohortReference]*CohortFigures{},
 		queuesK: map[kueue.ClusterQueueReference]*state.ClusterQueue{}, inact: map[kueue.ClusterQueueReference]state.Inactive{},
 		fair: fair, now: metav1.Now(),
 	}
@@ -52,6 +65,16 @@ func Compute(c *cache.Cache, fair bool) *Statuses {
 		snap := s.Snapshot()
 		if fair {
 			st.Shares = fairsharing.WeightedShares(snap)
+		}
+		waiting := q.PendingSummary()
+		tree := s.Tree()
+		for _, name := range tree.CohortNames() {
+			n := tree.Cohort(name)
+			cf := &CohortFigures{Root: kueue.CohortReference(n.Root().Name())}
+			if p := n.Parent(); p != nil {
+				cf.Parent = kueue.CohortReference(p.Name())
+			}
+			st.Cohorts[name] = cf
 		}
 		for _, name := range s.ClusterQueueNames() {
 			cq, _ := s.ClusterQueue(name)
@@ -63,6 +86,10 @@ func Compute(c *cache.Cache, fair bool) *Statuses {
 				Used: resources.FlavorResourceQuantities{}, Nominal: map[resources.FlavorResource]resources.Amount{}}
 			for fr, quota := range cq.Quotas {
 				f.Nominal[fr] = quota.Nominal
+			}
+			f.Waiting = waiting[name]
+			if n := tree.ClusterQueue(name); n != nil && n.Parent() != nil {
+				f.Cohort, f.RootCohort = kueue.CohortReference(n.Parent().Name()), kueue.CohortReference(n.Root().Name())
 			}
 			for _, a := range s.AdmittedIn(name) {
 				f.Reserving++
@@ -78,6 +105,15 @@ func Compute(c *cache.Cache, fair bool) *Statuses {
 				}
 			}
 			st.Queues[name] = f
+			// Bounded walk: a cycle of Cohort parents must not loop.
+			for c, steps := f.Cohort, 0; c != "" && steps < len(st.Cohorts); steps++ {
+				cf := st.Cohorts[c]
+				if cf == nil {
+					break
+				}
+				cf.Admitted += f.Admitted
+				c = cf.Parent
+			}
 		}
 		for key, n := range q.PendingByLocalQueue() {
 			st.local(key).Pending = int32(n)

@@ -29,8 +29,12 @@ type Reporter struct {
 	// MinInterval spaces refreshes (default 500ms); MaxInterval forces one
 	// even without a change (default 10s).
 	MinInterval, MaxInterval time.Duration
-	// OnRefresh, when set, receives the computed statuses (metrics).
+	// OnRefresh, when set, receives the computed statuses.
 	OnRefresh func(*Statuses)
+	// Metrics chooses the gauges published after each refresh.
+	Metrics MetricsOptions
+
+	published published
 }
 
 // NeedLeaderElection: only the leader writes status.
@@ -79,17 +83,24 @@ func (r *Reporter) Refresh(ctx context.Context) error {
 		}
 	}
 	var cqs kueue.ClusterQueueList
-	note(r.Client.List(ctx, &cqs))
+	cqErr := r.Client.List(ctx, &cqs)
+	note(cqErr)
 	for i := range cqs.Items {
 		cq := &cqs.Items[i]
 		want := st.ClusterQueue(cq)
 		note(r.write(ctx, cq, &cq.Status, want))
 	}
 	var lqs kueue.LocalQueueList
-	note(r.Client.List(ctx, &lqs))
+	lqErr := r.Client.List(ctx, &lqs)
+	note(lqErr)
 	for i := range lqs.Items {
 		lq := &lqs.Items[i]
 		note(r.write(ctx, lq, &lq.Status, st.LocalQueue(lq)))
+	}
+	if cqErr == nil && lqErr == nil {
+		// Writes updated the listed objects in place, so conditions are
+		// current.
+		r.reportMetrics(st, cqs.Items, lqs.Items)
 	}
 	if r.FairSharing {
 		var cohorts kueue.CohortList

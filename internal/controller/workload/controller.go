@@ -43,6 +43,8 @@ type Reconciler struct {
 	Now func() time.Time
 	// Concurrency is the number of parallel reconciles (default 10).
 	Concurrency int
+	// Labels labels metrics; nil records ClusterQueue series only.
+	Labels *Labels
 }
 
 // SetupWithManager registers the controller.
@@ -85,7 +87,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished):
 		// Finished, or going away with no job whose pods could still run:
 		// the quota returns.
-		r.Cache.Release(keyOf(&wl))
+		if a := r.Cache.Release(keyOf(&wl)); a != nil {
+			r.recordFinished(ctx, &wl, a)
+		}
 		return ctrl.Result{}, nil
 	}
 	if err := checkPodSets(&wl); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,6 +14,7 @@ import (
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/cache"
+	"github.com/kuota-dev/kuota/internal/metrics"
 	"github.com/kuota-dev/kuota/internal/state"
 )
 
@@ -68,6 +70,7 @@ func (r *Reconciler) evict(ctx context.Context, wl *kueue.Workload, reason strin
 	}
 	r.Cache.MarkEvicting(keyOf(wl))
 	r.Recorder.Event(wl, corev1.EventTypeNormal, "EvictedDueTo"+reason, msg)
+	metrics.Evicted(r.Labels.Of(ctx, wl, wl.Status.Admission.ClusterQueue), EvictionOf(wl, st, reason, cause, r.now().Time))
 	return nil
 }
 
@@ -82,7 +85,9 @@ func (r *Reconciler) clearReservation(ctx context.Context, wl *kueue.Workload) e
 	if err := r.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager); err != nil {
 		return err
 	}
-	r.Cache.Release(keyOf(wl))
+	if a := r.Cache.Release(keyOf(wl)); a != nil {
+		metrics.EvictionCompleted(string(a.ClusterQueue), ev.Reason, r.now().Sub(ev.LastTransitionTime.Time))
+	}
 	return nil
 }
 
@@ -118,15 +123,36 @@ func (r *Reconciler) syncChecks(ctx context.Context, wl *kueue.Workload) error {
 		}
 		allReady = allReady && st.AdmissionChecks[i].State == kueue.CheckStateReady
 	}
-	if allReady && !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
+	admitting := allReady && !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted)
+	if admitting {
 		changed = apply.SetCondition(&st.Conditions, kueue.WorkloadAdmitted, metav1.ConditionTrue, kueue.WorkloadReasonAdmitted,
 			"The workload is admitted", wl.Generation, r.now()) || changed
-		r.Recorder.Eventf(wl, corev1.EventTypeNormal, "Admitted", "Admitted by ClusterQueue %s", wl.Status.Admission.ClusterQueue)
 	}
 	if !changed {
 		return nil
 	}
-	return r.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager)
+	if err := r.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager); err != nil {
+		return err
+	}
+	if admitting {
+		r.recordAdmitted(ctx, wl)
+	}
+	return nil
+}
+
+// recordAdmitted emits the event and metrics of an admission that waited
+// for admission checks.
+func (r *Reconciler) recordAdmitted(ctx context.Context, wl *kueue.Workload) {
+	now := r.now().Time
+	var sinceReserved time.Duration
+	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil {
+		sinceReserved = now.Sub(c.LastTransitionTime.Time)
+	}
+	r.Recorder.Eventf(wl, corev1.EventTypeNormal, "Admitted", "Admitted by ClusterQueue %s, wait time since reservation was %.0fs",
+		wl.Status.Admission.ClusterQueue, sinceReserved.Seconds())
+	labels := r.Labels.Of(ctx, wl, wl.Status.Admission.ClusterQueue)
+	metrics.Admitted(labels, now.Sub(QueuedSince(wl)))
+	metrics.AdmissionChecksPassed(labels, sinceReserved)
 }
 
 // deactivate sets spec.active=false; the next reconcile evicts the workload.
