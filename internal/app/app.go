@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -24,6 +23,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/controller/status"
+	"github.com/kuota-dev/kuota/internal/controller/workload"
 	"github.com/kuota-dev/kuota/internal/scheduler"
 )
 
@@ -42,6 +42,10 @@ type Options struct {
 	// SecureMetrics serves metrics over HTTPS with authn/authz (default
 	// true, as Kueue does; tests may turn it off).
 	SecureMetrics *bool
+	// SkipControllerNameValidation lets one process build several
+	// managers in turn (tests); controller-runtime otherwise refuses a
+	// second controller of the same name.
+	SkipControllerNameValidation bool
 }
 
 // Manager is an assembled, not yet started, Kuota manager.
@@ -79,7 +83,7 @@ func New(opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
-	if err := indexFields(context.Background(), mgr); err != nil {
+	if err := workload.IndexFields(context.Background(), mgr); err != nil {
 		return nil, err
 	}
 	m := &Manager{Manager: mgr, Cache: cache.New()}
@@ -128,21 +132,13 @@ func managerOptions(opts Options, scheme *runtime.Scheme) ctrl.Options {
 		// writing.
 		o.LeaderElectionReleaseOnCancel = true
 	}
+	if opts.SkipControllerNameValidation {
+		o.Controller.SkipNameValidation = ptr.To(true)
+	}
 	if c := cfg.Controller; c != nil && c.CacheSyncTimeout != nil {
 		o.Controller.CacheSyncTimeout = c.CacheSyncTimeout.Duration
 	}
 	return o
-}
-
-// indexFields registers the field indexes the controllers use.
-func indexFields(ctx context.Context, mgr ctrl.Manager) error {
-	idx := mgr.GetFieldIndexer()
-	if err := idx.IndexField(ctx, &kueue.Workload{}, "spec.queueName", func(o client.Object) []string {
-		return []string{string(o.(*kueue.Workload).Spec.QueueName)}
-	}); err != nil {
-		return fmt.Errorf("indexing workloads by queue: %w", err)
-	}
-	return nil
 }
 
 // newWriter returns the status writer over the manager's client.

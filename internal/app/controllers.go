@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -11,6 +12,7 @@ import (
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/controller/admissioncheck"
 	"github.com/kuota-dev/kuota/internal/controller/clusterqueue"
 	"github.com/kuota-dev/kuota/internal/controller/cohort"
@@ -123,8 +125,30 @@ func workloadOptions(cfg *configapi.Configuration) workload.Options {
 	if r := cfg.Resources; r != nil {
 		o.ExcludedResourcePrefixes = r.ExcludeResourcePrefixes
 	}
-	if w := cfg.WaitForPodsReady; w != nil && w.RequeuingStrategy != nil && w.RequeuingStrategy.Timestamp != nil {
-		o.RequeueAtEvictionTime = *w.RequeuingStrategy.Timestamp == configapi.EvictionTimestamp
+	if w := cfg.WaitForPodsReady; w != nil {
+		o.PodsReady = podsReadyOptions(w)
+		if rs := w.RequeuingStrategy; rs != nil && rs.Timestamp != nil {
+			o.RequeueAtEvictionTime = *rs.Timestamp == configapi.EvictionTimestamp
+		}
+	}
+	return o
+}
+
+// podsReadyOptions converts waitForPodsReady (defaulted by the loader).
+func podsReadyOptions(w *configapi.WaitForPodsReady) *workload.PodsReadyOptions {
+	o := &workload.PodsReadyOptions{Timeout: w.Timeout.Duration, RecoveryTimeout: w.Timeout.Duration,
+		Backoff: apply.Backoff{Base: 60 * time.Second, Max: time.Hour}}
+	if w.RecoveryTimeout != nil {
+		o.RecoveryTimeout = w.RecoveryTimeout.Duration
+	}
+	if rs := w.RequeuingStrategy; rs != nil {
+		o.Backoff.Limit = rs.BackoffLimitCount
+		if rs.BackoffBaseSeconds != nil {
+			o.Backoff.Base = time.Duration(*rs.BackoffBaseSeconds) * time.Second
+		}
+		if rs.BackoffMaxSeconds != nil {
+			o.Backoff.Max = time.Duration(*rs.BackoffMaxSeconds) * time.Second
+		}
 	}
 	return o
 }

@@ -2,9 +2,11 @@ package apply
 
 import (
 	"fmt"
+	"math"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 )
@@ -62,16 +64,32 @@ func resetChecks(prev []kueue.AdmissionCheckState, checks []kueue.AdmissionCheck
 
 // Evict returns the status that asks a workload to give up its quota:
 // Evicted=True with the reason (and, for a preemption, Preempted=True with
-// the preemption reason), counted in schedulingStats. The reservation stays
-// until the workload's job side (or, for a workload without a job, Kuota)
-// clears it.
+// the preemption reason), counted in schedulingStats under reason and
+// cause. A deactivation with a cause reads "DeactivatedDueTo<cause>" in the
+// condition. The time admitted so far is added to
+// accumulatedPastExecutionTimeSeconds and a DeactivationTarget marker is
+// consumed. The reservation stays until the workload's job side (or, for a
+// workload without a job, Kuota) clears it.
 func Evict(wl *kueue.Workload, reason string, cause kueue.EvictionUnderlyingCause, preemptionReason, message string, now metav1.Time) *kueue.WorkloadStatus {
 	st := AdmissionStatus(wl)
 	gen := wl.Generation
-	SetCondition(&st.Conditions, kueue.WorkloadEvicted, metav1.ConditionTrue, reason, message, gen, now)
+	condReason := reason
+	if reason == kueue.WorkloadEvictedByDeactivation && cause != "" {
+		condReason = reason + "DueTo" + string(cause)
+	}
+	SetCondition(&st.Conditions, kueue.WorkloadEvicted, metav1.ConditionTrue, condReason, message, gen, now)
 	if preemptionReason != "" {
 		SetCondition(&st.Conditions, kueue.WorkloadPreempted, metav1.ConditionTrue, preemptionReason, message, gen, now)
 	}
+	if c := meta.FindStatusCondition(st.Conditions, kueue.WorkloadAdmitted); c != nil && c.Status == metav1.ConditionTrue {
+		ran := int64(now.Sub(c.LastTransitionTime.Time).Seconds())
+		total := int64(ptr.Deref(st.AccumulatedPastExecutionTimeSeconds, 0)) + max(0, ran)
+		st.AccumulatedPastExecutionTimeSeconds = ptr.To(int32(min(total, math.MaxInt32)))
+	}
+	if cause == kueue.WorkloadMaximumExecutionTimeExceeded {
+		st.AccumulatedPastExecutionTimeSeconds = nil
+	}
+	meta.RemoveStatusCondition(&st.Conditions, kueue.WorkloadDeactivationTarget)
 	countEviction(st, reason, cause)
 	return st
 }

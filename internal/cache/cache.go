@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -37,7 +38,10 @@ type Cache struct {
 	// revisits carries workloads the controller should reconcile again
 	// (for instance after a failed admission write).
 	revisits chan event.GenericEvent
-	wake     chan struct{}
+	// queueChanges carries ClusterQueues and LocalQueues whose stop policy
+	// changed, once the cache knows it, so their workloads are revisited.
+	queueChanges chan event.GenericEvent
+	wake         chan struct{}
 	// changed is closed and replaced whenever status-relevant data change,
 	// so status writers can wait for it.
 	changed chan struct{}
@@ -46,13 +50,14 @@ type Cache struct {
 // New returns an empty cache.
 func New() *Cache {
 	return &Cache{
-		state:      state.New(),
-		queues:     queueing.NewManager(),
-		priorities: map[string]int32{},
-		assumed:    map[Key]string{},
-		revisits:   make(chan event.GenericEvent, 1024),
-		wake:       make(chan struct{}, 1),
-		changed:    make(chan struct{}),
+		state:        state.New(),
+		queues:       queueing.NewManager(),
+		priorities:   map[string]int32{},
+		assumed:      map[Key]string{},
+		revisits:     make(chan event.GenericEvent, 1024),
+		queueChanges: make(chan event.GenericEvent, 1024),
+		wake:         make(chan struct{}, 1),
+		changed:      make(chan struct{}),
 	}
 }
 
@@ -118,6 +123,10 @@ func (c *Cache) DeleteFlavor(name kueue.ResourceFlavorReference) {
 func (c *Cache) SetClusterQueue(cq *state.ClusterQueue) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if old, ok := c.state.ClusterQueue(cq.Name); ok && policyOf(old.StopPolicy) != policyOf(cq.StopPolicy) ||
+		!ok && stopped(cq.StopPolicy) {
+		c.queueChangedLocked(&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: string(cq.Name)}})
+	}
 	c.state.SetClusterQueue(cq)
 	c.queues.SetClusterQueue(cq.Name, cq.QueueingStrategy)
 	c.queues.UnparkAll()
@@ -237,7 +246,10 @@ func (c *Cache) SetLocalQueueStopPolicy(key LocalQueueKey, policy kueue.StopPoli
 	if c.lqStop == nil {
 		c.lqStop = map[LocalQueueKey]kueue.StopPolicy{}
 	}
-	if policy == kueue.None || policy == "" {
+	if policyOf(c.lqStop[key]) != policyOf(policy) {
+		c.queueChangedLocked(&kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: string(key.Name)}})
+	}
+	if !stopped(policy) {
 		delete(c.lqStop, key)
 		return
 	}
@@ -267,6 +279,29 @@ type LocalQueueKey = queueing.LocalQueueKey
 // Revisits returns the workloads their controller must reconcile again (a
 // source for the workload controller).
 func (c *Cache) Revisits() <-chan event.GenericEvent { return c.revisits }
+
+// QueueChanges returns the channel of queues whose stop policy changed.
+func (c *Cache) QueueChanges() <-chan event.GenericEvent { return c.queueChanges }
+
+func (c *Cache) queueChangedLocked(obj client.Object) {
+	ev := event.GenericEvent{Object: obj}
+	select {
+	case c.queueChanges <- ev:
+	default:
+		go func() { c.queueChanges <- ev }()
+	}
+}
+
+// stopped reports a stop policy other than None.
+func stopped(p kueue.StopPolicy) bool { return policyOf(p) != kueue.None }
+
+// policyOf normalizes an unset stop policy to None.
+func policyOf(p kueue.StopPolicy) kueue.StopPolicy {
+	if p == "" {
+		return kueue.None
+	}
+	return p
+}
 
 // revisitLocked asks for a workload to be reconciled again. It never
 // blocks: when the channel is full, a goroutine delivers the request.

@@ -56,6 +56,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&kueue.Workload{}).
 		WatchesRawSource(source.Channel(r.Cache.Revisits(), &handler.EnqueueRequestForObject{})).
+		// A queue's stop policy acts on its workloads; the cache reports
+		// the change once it holds it, so the reconcile sees it.
+		WatchesRawSource(source.Channel(r.Cache.QueueChanges(), handler.EnqueueRequestsFromMapFunc(r.workloadsOfQueue))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }
@@ -95,6 +98,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := checkPodSets(&wl); err != nil {
 		r.Cache.Release(keyOf(&wl))
 		return ctrl.Result{}, r.setPending(ctx, &wl, kueue.WorkloadReasonMisconfigured, "Invalid workload: "+err.Error(), true)
+	}
+	if deactivationPending(&wl) {
+		return ctrl.Result{}, r.deactivate(ctx, &wl)
 	}
 	if reserved(&wl) {
 		return r.reconcileReserved(ctx, &wl)

@@ -25,6 +25,8 @@ type Options struct {
 	// timeout or an admission check by its eviction time (Kueue's default
 	// requeuingStrategy.timestamp Eviction) rather than its creation time.
 	RequeueAtEvictionTime bool
+	// PodsReady enables waitForPodsReady; nil disables it.
+	PodsReady *PodsReadyOptions
 }
 
 // checkPodSets reports malformed PodSets the API server let through.

@@ -32,9 +32,13 @@ func (r *Reconciler) reconcileReserved(ctx context.Context, wl *kueue.Workload) 
 		return ctrl.Result{}, r.clearReservation(ctx, wl)
 	}
 	if reason, cause, msg := r.evictionDue(wl); reason != "" {
-		return ctrl.Result{}, r.evict(ctx, wl, reason, cause, msg)
+		return ctrl.Result{}, r.evict(ctx, wl, reason, cause, msg, nil)
 	}
-	return ctrl.Result{}, r.syncChecks(ctx, wl)
+	res, acted, err := r.enforceTimeouts(ctx, wl)
+	if acted || err != nil {
+		return res, err
+	}
+	return res, r.syncChecks(ctx, wl)
 }
 
 // evictionDue says whether the workload must give up its quota now: it was
@@ -42,6 +46,9 @@ func (r *Reconciler) reconcileReserved(ctx context.Context, wl *kueue.Workload) 
 // or (Hold) it only reserves quota and is not admitted yet.
 func (r *Reconciler) evictionDue(wl *kueue.Workload) (string, kueue.EvictionUnderlyingCause, string) {
 	if wl.Spec.Active != nil && !*wl.Spec.Active {
+		if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadDeactivationTarget); c != nil && c.Status == metav1.ConditionTrue {
+			return kueue.WorkloadEvictedByDeactivation, kueue.EvictionUnderlyingCause(c.Reason), "The workload is deactivated: " + c.Message
+		}
 		return kueue.WorkloadEvictedByDeactivation, "", "The workload is deactivated"
 	}
 	admitted := meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted)
@@ -62,14 +69,19 @@ func stops(p kueue.StopPolicy, admitted bool) bool {
 	return p == kueue.HoldAndDrain || (p == kueue.Hold && !admitted)
 }
 
-// evict asks the workload to give up its quota.
-func (r *Reconciler) evict(ctx context.Context, wl *kueue.Workload, reason string, cause kueue.EvictionUnderlyingCause, msg string) error {
+// evict asks the workload to give up its quota; more, when set, adds to
+// the status written.
+func (r *Reconciler) evict(ctx context.Context, wl *kueue.Workload, reason string, cause kueue.EvictionUnderlyingCause, msg string,
+	more func(*kueue.WorkloadStatus)) error {
 	st := apply.Evict(wl, reason, cause, "", msg, r.now())
+	if more != nil {
+		more(st)
+	}
 	if err := r.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager); err != nil {
 		return err
 	}
 	r.Cache.MarkEvicting(keyOf(wl))
-	r.Recorder.Event(wl, corev1.EventTypeNormal, "EvictedDueTo"+reason, msg)
+	r.Recorder.Event(wl, corev1.EventTypeNormal, "EvictedDueTo"+meta.FindStatusCondition(st.Conditions, kueue.WorkloadEvicted).Reason, msg)
 	metrics.Evicted(r.Labels.Of(ctx, wl, wl.Status.Admission.ClusterQueue), EvictionOf(wl, st, reason, cause, r.now().Time))
 	return nil
 }
@@ -80,8 +92,7 @@ func (r *Reconciler) evict(ctx context.Context, wl *kueue.Workload, reason strin
 // what evicted them is resolved.
 func (r *Reconciler) clearReservation(ctx context.Context, wl *kueue.Workload) error {
 	ev := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
-	requeued := ev.Reason == kueue.WorkloadEvictedByPreemption || ev.Reason == kueue.WorkloadEvictedByNodeFailures
-	st := apply.ClearReservation(wl, requeued, ev.Reason, ev.Message, r.now())
+	st := apply.ClearReservation(wl, requeuedAtOnce(wl, ev.Reason, r.now().Time), ev.Reason, ev.Message, r.now())
 	if err := r.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager); err != nil {
 		return err
 	}
@@ -89,6 +100,21 @@ func (r *Reconciler) clearReservation(ctx context.Context, wl *kueue.Workload) e
 		metrics.EvictionCompleted(string(a.ClusterQueue), ev.Reason, r.now().Sub(ev.LastTransitionTime.Time))
 	}
 	return nil
+}
+
+// requeuedAtOnce says whether a workload evicted for reason goes straight
+// back to its queue: after a preemption or a node failure, and after an
+// admission check retry that asked for no delay. Others wait for what
+// evicted them to be resolved (a backoff, a stopped queue, reactivation).
+func requeuedAtOnce(wl *kueue.Workload, reason string, now time.Time) bool {
+	switch reason {
+	case kueue.WorkloadEvictedByPreemption, kueue.WorkloadEvictedByNodeFailures:
+		return true
+	case kueue.WorkloadEvictedByAdmissionCheck:
+		rs := wl.Status.RequeueState
+		return rs == nil || rs.RequeueAt == nil || !rs.RequeueAt.Time.After(now)
+	}
+	return false
 }
 
 // syncChecks keeps status.admissionChecks in line with the checks that
@@ -104,10 +130,15 @@ func (r *Reconciler) syncChecks(ctx context.Context, wl *kueue.Workload) error {
 	for _, s := range states {
 		switch s.State {
 		case kueue.CheckStateRejected:
-			return r.deactivate(ctx, wl, fmt.Sprintf("Admission check %s rejected the workload: %s", s.Name, s.Message))
+			msg := fmt.Sprintf("Admission check %s rejected the workload: %s", s.Name, s.Message)
+			r.Recorder.Event(wl, corev1.EventTypeWarning, "AdmissionCheckRejected", msg)
+			return r.markForDeactivation(ctx, wl, kueue.WorkloadAdmissionCheckCause, msg)
 		case kueue.CheckStateRetry:
-			return r.evict(ctx, wl, kueue.WorkloadEvictedByAdmissionCheck, kueue.WorkloadAdmissionCheckCause,
-				fmt.Sprintf("Admission check %s asks for a retry: %s", s.Name, s.Message))
+			return r.evict(ctx, wl, kueue.WorkloadEvictedByAdmissionCheck, "",
+				fmt.Sprintf("Admission check %s asks for a retry: %s", s.Name, s.Message), func(st *kueue.WorkloadStatus) {
+					now := r.now()
+					apply.RequeueAfter(st, now.Time, apply.RetryChecks(st, now))
+				})
 		}
 	}
 	allReady := true
@@ -153,16 +184,6 @@ func (r *Reconciler) recordAdmitted(ctx context.Context, wl *kueue.Workload) {
 	labels := r.Labels.Of(ctx, wl, wl.Status.Admission.ClusterQueue)
 	metrics.Admitted(labels, now.Sub(QueuedSince(wl)))
 	metrics.AdmissionChecksPassed(labels, sinceReserved)
-}
-
-// deactivate sets spec.active=false; the next reconcile evicts the workload.
-func (r *Reconciler) deactivate(ctx context.Context, wl *kueue.Workload, msg string) error {
-	patch := []byte(`{"spec":{"active":false}}`)
-	if err := r.Client.Patch(ctx, wl, rawMergePatch(patch)); err != nil {
-		return fmt.Errorf("deactivating workload %s/%s: %w", wl.Namespace, wl.Name, err)
-	}
-	r.Recorder.Event(wl, corev1.EventTypeWarning, "AdmissionCheckRejected", msg)
-	return nil
 }
 
 // ApplicableChecks lists the admission checks of the ClusterQueue that apply

@@ -35,7 +35,8 @@ type Manager struct {
 // waits until its caches have synced.
 func (e *Env) StartManager(cfg *configapi.Configuration) (*Manager, error) {
 	m, err := app.New(app.Options{RestConfig: e.Config, Config: cfg,
-		MetricsBindAddress: ptr.To("0"), HealthBindAddress: ptr.To("0"), SecureMetrics: ptr.To(false)})
+		MetricsBindAddress: ptr.To("0"), HealthBindAddress: ptr.To("0"), SecureMetrics: ptr.To(false),
+		SkipControllerNameValidation: true})
 	if err != nil {
 		return nil, err
 	}

@@ -3,10 +3,13 @@ package manager
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,17 +21,32 @@ import (
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
+// testManager is a manager started by a test; Stop may be called more than
+// once (the test stops it to restart, the cleanup stops it again).
+type testManager struct {
+	*framework.Manager
+	once sync.Once
+	err  error
+}
+
+// Stop stops the manager once and returns the outcome of that stop.
+func (m *testManager) Stop() error {
+	m.once.Do(func() { m.err = m.Manager.Stop() })
+	return m.err
+}
+
 // startManager runs a manager for the test and stops it at cleanup.
-func startManager(t *testing.T, mutate ...func(*configapi.Configuration)) *framework.Manager {
+func startManager(t *testing.T, mutate ...func(*configapi.Configuration)) *testManager {
 	t.Helper()
 	cfg, err := framework.ManagerConfig(mutate...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := env.StartManager(cfg)
+	fm, err := env.StartManager(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := &testManager{Manager: fm}
 	t.Cleanup(func() {
 		if err := m.Stop(); err != nil {
 			t.Errorf("stopping manager: %v", err)
@@ -192,3 +210,263 @@ func reservedCPU(st *kueue.ClusterQueueStatus, flavorName string) string {
 	}
 	return "0"
 }
+
+// scoped names a cluster-scoped object (ClusterQueue, ResourceFlavor,
+// Cohort, AdmissionCheck) after the test's namespace, so that names are
+// unique across tests and repeated runs.
+func scoped(ns, name string) string { return ns + "-" + name }
+
+// strict makes a ClusterQueue StrictFIFO.
+func strict(cq *kueue.ClusterQueue) { cq.Spec.QueueingStrategy = kueue.StrictFIFO }
+
+// preemption sets a ClusterQueue's preemption policies.
+func preemption(within, reclaim kueue.PreemptionPolicy) func(*kueue.ClusterQueue) {
+	return func(cq *kueue.ClusterQueue) {
+		cq.Spec.Preemption = &kueue.ClusterQueuePreemption{WithinClusterQueue: within, ReclaimWithinCohort: reclaim}
+	}
+}
+
+// limits sets the cpu borrowingLimit and lendingLimit ("" leaves one unset).
+func limits(borrowing, lending string) func(*kueue.ClusterQueue) {
+	return func(cq *kueue.ClusterQueue) {
+		q := &cq.Spec.ResourceGroups[0].Flavors[0].Resources[0]
+		if borrowing != "" {
+			q.BorrowingLimit = ptr.To(resource.MustParse(borrowing))
+		}
+		if lending != "" {
+			q.LendingLimit = ptr.To(resource.MustParse(lending))
+		}
+	}
+}
+
+// update reads an object, applies mutate and writes it back (the spec),
+// retrying on conflicts.
+func update[T client.Object](t *testing.T, obj T, mutate func(T)) {
+	t.Helper()
+	updateWith(t, obj, mutate, func(o T) error { return env.Client.Update(context.Background(), o) })
+}
+
+// updateStatus is update for the status subresource.
+func updateStatus[T client.Object](t *testing.T, obj T, mutate func(T)) {
+	t.Helper()
+	updateWith(t, obj, mutate, func(o T) error { return env.Client.Status().Update(context.Background(), o) })
+}
+
+func updateWith[T client.Object](t *testing.T, obj T, mutate func(T), write func(T) error) {
+	t.Helper()
+	key := client.ObjectKeyFromObject(obj)
+	var err error
+	for range 20 {
+		if err = env.Client.Get(context.Background(), key, obj); err != nil {
+			t.Fatalf("reading %T %s: %v", obj, key, err)
+		}
+		mutate(obj)
+		if err = write(obj); err == nil {
+			return
+		}
+		if !apierrors.IsConflict(err) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("updating %T %s: %v", obj, key, err)
+}
+
+// setActive sets a workload's spec.active.
+func setActive(t *testing.T, ns, name string, active bool) {
+	t.Helper()
+	update(t, &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
+		func(wl *kueue.Workload) { wl.Spec.Active = ptr.To(active) })
+}
+
+// waitWorkload waits until check accepts the workload.
+func waitWorkload(t *testing.T, ns, name, what string, check func(*kueue.Workload) error) {
+	t.Helper()
+	eventually(t, 20*time.Second, fmt.Sprintf("workload %s %s", name, what), func() error {
+		return check(getWorkload(t, ns, name))
+	})
+}
+
+// hasCondition checks a workload condition's status and reason.
+func hasCondition(wl *kueue.Workload, typ string, status metav1.ConditionStatus, reason string) error {
+	if st, r := condition(wl, typ); st != status || r != reason {
+		return fmt.Errorf("%s=%q reason %q, want %s reason %s", typ, st, r, status, reason)
+	}
+	return nil
+}
+
+// waitEvicted waits until the workload was evicted with the reason and its
+// reservation was cleared (Kuota plays the job's part for workloads without
+// an owner).
+func waitEvicted(t *testing.T, ns, name, reason string) {
+	t.Helper()
+	waitWorkload(t, ns, name, "evicted ("+reason+") and released", func(wl *kueue.Workload) error {
+		if err := hasCondition(wl, kueue.WorkloadEvicted, metav1.ConditionTrue, reason); err != nil {
+			return err
+		}
+		if st, _ := condition(wl, kueue.WorkloadQuotaReserved); st != metav1.ConditionFalse || wl.Status.Admission != nil {
+			return fmt.Errorf("QuotaReserved=%q admission %v", st, wl.Status.Admission)
+		}
+		if st, _ := condition(wl, kueue.WorkloadAdmitted); st == metav1.ConditionTrue {
+			return fmt.Errorf("still Admitted=True")
+		}
+		return nil
+	})
+}
+
+// stayPending checks, for a while, that none of the workloads gets a
+// reservation.
+func stayPending(t *testing.T, ns string, d time.Duration, names ...string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		for _, name := range names {
+			wl := getWorkload(t, ns, name)
+			if wl.Status.Admission != nil || meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) {
+				t.Fatalf("workload %s got a reservation: %+v", name, wl.Status.Admission)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// stayAdmitted checks, for a while, that the workloads keep their admission.
+func stayAdmitted(t *testing.T, ns string, d time.Duration, names ...string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		for _, name := range names {
+			wl := getWorkload(t, ns, name)
+			if wl.Status.Admission == nil || !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) ||
+				meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted) {
+				t.Fatalf("workload %s lost its admission: conditions %v", name, wl.Status.Conditions)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// admittedIn lists the workloads of a namespace admitted in a ClusterQueue.
+func admittedIn(t *testing.T, ns, cq string) []string {
+	t.Helper()
+	var list kueue.WorkloadList
+	if err := env.Client.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, wl := range list.Items {
+		if wl.Status.Admission != nil && string(wl.Status.Admission.ClusterQueue) == cq &&
+			meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
+			out = append(out, wl.Name)
+		}
+	}
+	return out
+}
+
+// events lists the events about an object of the namespace.
+func events(t *testing.T, ns, name string) []corev1.Event {
+	t.Helper()
+	var list corev1.EventList
+	if err := env.Client.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var out []corev1.Event
+	for _, e := range list.Items {
+		if e.InvolvedObject.Name == name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// countEvents counts the events about an object with the reason (repeats of
+// one event included).
+func countEvents(t *testing.T, ns, name, reason string) int {
+	t.Helper()
+	n := 0
+	for _, e := range events(t, ns, name) {
+		if e.Reason == reason {
+			n += int(max(e.Count, 1))
+		}
+	}
+	return n
+}
+
+// waitEvent waits for an event about an object with the type and reason;
+// it returns the event's message.
+func waitEvent(t *testing.T, ns, name, typ, reason string) string {
+	t.Helper()
+	var msg string
+	eventually(t, 20*time.Second, fmt.Sprintf("%s event %s on %s", typ, reason, name), func() error {
+		var seen []string
+		for _, e := range events(t, ns, name) {
+			if e.Type == typ && e.Reason == reason {
+				msg = e.Message
+				return nil
+			}
+			seen = append(seen, e.Type+"/"+e.Reason)
+		}
+		return fmt.Errorf("events seen: %s", strings.Join(seen, ", "))
+	})
+	return msg
+}
+
+// cpuUsage returns a flavor's cpu total and borrowed amount in a list of
+// flavor usages (flavorsReservation or flavorsUsage).
+func cpuUsage(usages []kueue.FlavorUsage, flavorName string) (total, borrowed string) {
+	for _, f := range usages {
+		if string(f.Name) == flavorName {
+			for _, r := range f.Resources {
+				if r.Name == corev1.ResourceCPU {
+					return r.Total.String(), r.Borrowed.String()
+				}
+			}
+		}
+	}
+	return "0", "0"
+}
+
+// waitUsage waits until a ClusterQueue reports the cpu totals and borrowed
+// amounts, both in flavorsReservation and flavorsUsage (every workload here
+// is admitted once reserved), and the number of reserving workloads.
+func waitUsage(t *testing.T, cq, flavorName string, reserving int32, total, borrowed string) {
+	t.Helper()
+	waitQueueStatus(t, cq, func(st *kueue.ClusterQueueStatus) error {
+		rt, rb := cpuUsage(st.FlavorsReservation, flavorName)
+		ut, ub := cpuUsage(st.FlavorsUsage, flavorName)
+		if st.ReservingWorkloads != reserving || st.AdmittedWorkloads != reserving || rt != total || rb != borrowed || ut != total || ub != borrowed {
+			return fmt.Errorf("reserving %d admitted %d reservation %s (borrowed %s) usage %s (borrowed %s); want %d, %s (borrowed %s)",
+				st.ReservingWorkloads, st.AdmittedWorkloads, rt, rb, ut, ub, reserving, total, borrowed)
+		}
+		return nil
+	})
+}
+
+// waitClusterQueueActive waits for a ClusterQueue's Active condition.
+func waitClusterQueueActive(t *testing.T, name string, status metav1.ConditionStatus, reason string) {
+	t.Helper()
+	waitQueueStatus(t, name, func(st *kueue.ClusterQueueStatus) error {
+		c := meta.FindStatusCondition(st.Conditions, kueue.ClusterQueueActive)
+		if c == nil || c.Status != status || c.Reason != reason {
+			return fmt.Errorf("Active condition %+v, want %s reason %s", c, status, reason)
+		}
+		return nil
+	})
+}
+
+// pendingOf returns those of the workloads that hold no reservation.
+func pendingOf(t *testing.T, ns string, names ...string) []string {
+	t.Helper()
+	var out []string
+	for _, name := range names {
+		if getWorkload(t, ns, name).Status.Admission == nil {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// tick is the unit of short waits: long enough for a few scheduling cycles.
+const tick = 100 * time.Millisecond
+
+func objectKey(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }

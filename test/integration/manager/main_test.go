@@ -4,8 +4,14 @@
 package manager
 
 import (
+	"fmt"
 	"os"
+	"strconv"
 	"testing"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
@@ -13,5 +19,14 @@ import (
 var env *framework.Env
 
 func TestMain(m *testing.M) {
+	// The managers' logs are noise unless KUOTA_TEST_LOG is set (to a
+	// level: 0 info, 1 and up more detail).
+	if lvl := os.Getenv("KUOTA_TEST_LOG"); lvl != "" {
+		n, _ := strconv.Atoi(lvl)
+		ctrllog.SetLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) },
+			funcr.Options{Verbosity: n, LogTimestamp: true}))
+	} else {
+		ctrllog.SetLogger(logr.Discard())
+	}
 	os.Exit(framework.RunMain(m, &env))
 }

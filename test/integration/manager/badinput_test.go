@@ -1,0 +1,75 @@
+package manager
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+)
+
+// waitPendingMessage waits until the workload waits with the reason and a
+// message containing want.
+func waitPendingMessage(t *testing.T, ns, name, reason, want string) {
+	t.Helper()
+	waitPending(t, ns, name, reason)
+	waitWorkload(t, ns, name, "message naming "+want, func(wl *kueue.Workload) error {
+		for _, c := range wl.Status.Conditions {
+			if c.Type == kueue.WorkloadQuotaReserved {
+				if !strings.Contains(c.Message, want) {
+					return fmt.Errorf("QuotaReserved message %q", c.Message)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("no QuotaReserved condition")
+	})
+}
+
+// Malformed or dangling input gets a clear condition (and, for workloads, a
+// Warning event), and the manager keeps working.
+func TestBadInput(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	cq, fl := scoped(ns, "cq"), scoped(ns, "f")
+	create(t, flavor(fl, nil), clusterQueue(cq, "", fl, "4"), localQueue(ns, "lq", cq))
+
+	t.Run("unknown LocalQueue", func(t *testing.T) {
+		create(t, newWorkload(ns, "lost", "no-such-queue", 1, "1", 0))
+		waitPendingMessage(t, ns, "lost", kueue.WorkloadReasonMisconfigured, "no-such-queue")
+		waitEvent(t, ns, "lost", corev1.EventTypeWarning, kueue.WorkloadReasonMisconfigured)
+	})
+
+	t.Run("ClusterQueue with a missing flavor", func(t *testing.T) {
+		broken, missing := scoped(ns, "broken"), scoped(ns, "missing")
+		create(t, clusterQueue(broken, "", missing, "4"), localQueue(ns, "broken", broken))
+		waitClusterQueueActive(t, broken, metav1.ConditionFalse, "FlavorNotFound")
+		create(t, newWorkload(ns, "stuck", "broken", 1, "1", 0))
+		waitPending(t, ns, "stuck", kueue.WorkloadReasonSuspended)
+		stayPending(t, ns, 5*tick, "stuck")
+		// Creating the flavor repairs the queue.
+		create(t, flavor(missing, nil))
+		waitClusterQueueActive(t, broken, metav1.ConditionTrue, "Ready")
+		waitAdmitted(t, ns, "stuck", broken)
+	})
+
+	t.Run("podset count above 2^24", func(t *testing.T) {
+		create(t, newWorkload(ns, "huge", "lq", 1<<24+1, "1", 0))
+		waitPendingMessage(t, ns, "huge", kueue.WorkloadReasonMisconfigured, "spec.podSets[0].count")
+		waitEvent(t, ns, "huge", corev1.EventTypeWarning, kueue.WorkloadReasonMisconfigured)
+	})
+
+	t.Run("manager still admits", func(t *testing.T) {
+		create(t, newWorkload(ns, "fine", "lq", 2, "1", 0))
+		waitAdmitted(t, ns, "fine", cq)
+		waitUsage(t, cq, fl, 1, "2", "0")
+		// The unknown LocalQueue appears: its workload is admitted.
+		create(t, localQueue(ns, "no-such-queue", cq))
+		waitAdmitted(t, ns, "lost", cq)
+		waitUsage(t, cq, fl, 2, "3", "0")
+		stayPending(t, ns, 0, "huge")
+	})
+}
