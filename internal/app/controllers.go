@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -80,8 +81,9 @@ func (m *Manager) setupControllers(cfg *configapi.Configuration) error {
 	m.Reporter = &status.Reporter{Client: cl, Cache: c, FairSharing: fair, Metrics: metricOpts}
 	m.Scheduler = &scheduler.Scheduler{
 		Cache: c, Client: cl, Writer: writer, Recorder: recorder, Labels: labels,
-		Options: schedulingOptions(cfg),
-		Barrier: func(ctx context.Context) error { return m.load(ctx, loaders) },
+		Options:        schedulingOptions(cfg),
+		BlockAdmission: cfg.WaitForPodsReady != nil && ptr.Deref(cfg.WaitForPodsReady.BlockAdmission, false),
+		Barrier:        func(ctx context.Context) error { return m.load(ctx, loaders) },
 	}
 	if err := mgr.Add(m.Reporter); err != nil {
 		return fmt.Errorf("adding status reporter: %w", err)

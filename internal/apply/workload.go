@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -131,8 +132,13 @@ func ClearReservation(wl *kueue.Workload, requeued bool, reason, message string,
 
 // Pending returns the status of a workload that waits: QuotaReserved=False
 // with the reason and message of the last scheduling attempt.
-func Pending(wl *kueue.Workload, reason, message string, now metav1.Time) (*kueue.WorkloadStatus, bool) {
+// With requests, status.resourceRequests is set to them too.
+func Pending(wl *kueue.Workload, reason, message string, requests []kueue.PodSetRequest, now metav1.Time) (*kueue.WorkloadStatus, bool) {
 	st := AdmissionStatus(wl)
 	changed := SetCondition(&st.Conditions, kueue.WorkloadQuotaReserved, metav1.ConditionFalse, reason, message, wl.Generation, now)
+	if requests != nil && !equality.Semantic.DeepEqual(st.ResourceRequests, requests) {
+		st.ResourceRequests = requests
+		changed = true
+	}
 	return st, changed
 }

@@ -190,5 +190,29 @@ func sameUsage(a, b *state.Admitted) bool {
 // sameFlags compares the scalar fields of two records of one workload.
 func sameFlags(a, b *state.Admitted) bool {
 	return a.UID == b.UID && a.LocalQueue == b.LocalQueue && a.Admitted == b.Admitted && a.Evicting == b.Evicting &&
-		a.Priority == b.Priority && a.ReservedAt == b.ReservedAt && a.QueueOrderTime == b.QueueOrderTime
+		a.Priority == b.Priority && a.ReservedAt == b.ReservedAt && a.QueueOrderTime == b.QueueOrderTime && a.PodsReady == b.PodsReady
+}
+
+// AllPodsReady reports whether every admitted workload's pods are ready
+// (waitForPodsReady.blockAdmission holds admissions until they are).
+func (c *Cache) AllPodsReady() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ready := true
+	c.state.EachAdmitted(func(a *state.Admitted) bool {
+		if a.Admitted && !a.Evicting && !a.PodsReady {
+			ready = false
+		}
+		return ready
+	})
+	return ready
+}
+
+// UnparkAll releases every parked workload without waking the scheduler:
+// decisions of a cycle whose admissions were held back may have parked
+// workloads that would fit.
+func (c *Cache) UnparkAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.queues.UnparkAll()
 }

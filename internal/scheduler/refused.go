@@ -11,8 +11,10 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
+	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 	"github.com/kuota-dev/kuota/internal/state"
+	"github.com/kuota-dev/kuota/internal/workload"
 )
 
 // refused sets aside a workload that cannot be admitted until something
@@ -74,9 +76,13 @@ func (p *pendingWrites) due(key types.NamespacedName, n pendingNote) bool {
 
 // writePending writes QuotaReserved=False with the decision's reason.
 func (s *Scheduler) writePending(ctx context.Context, d *scheduling.Decision, now time.Time) {
-	w := d.Workload
-	reason := d.Reason.ConditionReason()
-	message := d.Explain()
+	warn := d.Reason != scheduling.WaitingForPreemptedWorkloads
+	s.writeWaiting(ctx, d.Workload, d.Reason.ConditionReason(), d.Explain(), warn, now)
+}
+
+// writeWaiting writes QuotaReserved=False with a reason and message, and a
+// Warning event when warn is set, unless the same was written recently.
+func (s *Scheduler) writeWaiting(ctx context.Context, w *workload.Info, reason, message string, warn bool, now time.Time) {
 	if !s.pending.due(w.Key, pendingNote{reason: reason, message: message, at: now}) {
 		return
 	}
@@ -86,7 +92,7 @@ func (s *Scheduler) writePending(ctx context.Context, d *scheduling.Decision, no
 		if err := s.Client.Get(ctx, w.Key, &wl); err != nil || wl.Status.Admission != nil {
 			return
 		}
-		st, changed := apply.Pending(&wl, reason, message, metav1.NewTime(now))
+		st, changed := apply.Pending(&wl, reason, message, ResourceRequests(w.Shape), metav1.NewTime(now))
 		if !changed {
 			return
 		}
@@ -94,8 +100,28 @@ func (s *Scheduler) writePending(ctx context.Context, d *scheduling.Decision, no
 			s.log.V(2).Info("pending status not written", "workload", w.Key, "error", err.Error())
 			return
 		}
-		if d.Reason != scheduling.WaitingForPreemptedWorkloads {
+		if warn {
 			s.Recorder.Event(&wl, corev1.EventTypeWarning, "Pending", message)
 		}
 	})
+}
+
+// ResourceRequests lists the total requests of each PodSet of a shape, as
+// status.resourceRequests shows them (the internal pods count left out).
+func ResourceRequests(shape *workload.Shape) []kueue.PodSetRequest {
+	if shape == nil {
+		return nil
+	}
+	out := make([]kueue.PodSetRequest, 0, len(shape.PodSets))
+	for _, ps := range shape.PodSets {
+		req := kueue.PodSetRequest{Name: ps.Name, Resources: corev1.ResourceList{}}
+		for name, perPod := range ps.PerPod {
+			if name == corev1.ResourcePods {
+				continue
+			}
+			req.Resources[name] = resources.ToQuantity(name, resources.Mul(perPod, int64(ps.Count)))
+		}
+		out = append(out, req)
+	}
+	return out
 }

@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/cache"
 	wlcontroller "github.com/kuota-dev/kuota/internal/controller/workload"
@@ -41,6 +42,9 @@ type Scheduler struct {
 	OnCycle func(CycleReport)
 	// Labels labels workload metrics; nil records ClusterQueue series only.
 	Labels *wlcontroller.Labels
+	// BlockAdmission (waitForPodsReady.blockAdmission) holds new
+	// admissions while some admitted workload's pods are not ready.
+	BlockAdmission bool
 
 	pool    *apply.Pool
 	log     logr.Logger
@@ -125,11 +129,20 @@ func (s *Scheduler) cycle(ctx context.Context) {
 	}
 	res := scheduling.Decide(snap, queues, s.Options)
 	report := CycleReport{Decisions: len(res.Decisions), Admitted: res.Admitted}
+	blocked := s.BlockAdmission && !s.Cache.AllPodsReady()
+	heldBack := false
 	for i := range res.Decisions {
 		d := &res.Decisions[i]
 		switch {
+		case d.Admit && blocked:
+			report.Admitted--
+			heldBack = true
+			s.writeWaiting(ctx, d.Workload, kueue.WorkloadReasonWaitingForPodsReady,
+				"Waiting for all admitted workloads to be in the PodsReady condition", false, start)
 		case d.Admit:
 			s.admit(ctx, d, snap, start)
+			// Sequential admission: the next waits for this one's pods.
+			blocked = s.BlockAdmission
 		case len(d.Victims) > 0 || d.Reason == scheduling.WaitingForPreemptedWorkloads:
 			report.Preempting++
 			s.preempt(ctx, d, start)
@@ -137,9 +150,13 @@ func (s *Scheduler) cycle(ctx context.Context) {
 			s.refused(ctx, d, snap, start)
 		}
 	}
+	if heldBack {
+		// Refusals after a held-back admission counted its quota as taken.
+		s.Cache.UnparkAll()
+	}
 	report.Duration = s.now().Sub(start)
 	result := metrics.AdmissionInadmissible
-	if res.Admitted > 0 {
+	if report.Admitted > 0 {
 		result = metrics.AdmissionSuccess
 	}
 	metrics.AdmissionAttempt(result, report.Duration)

@@ -34,6 +34,8 @@ type Admitted struct {
 	QueueOrderTime int64
 	// Evicting is true once an eviction was requested.
 	Evicting bool
+	// PodsReady is true once the workload's pods are ready (PodsReady=True).
+	PodsReady bool
 }
 
 // SmallestUsage returns MinUsage, or Usage when the workload cannot shrink.
@@ -177,6 +179,16 @@ func (s *State) Replace(a *Admitted) error {
 	s.admitted[a.Key] = a
 	s.byQueue[a.ClusterQueue][a.Key] = a
 	return nil
+}
+
+// EachAdmitted calls f for every workload holding quota until f returns
+// false.
+func (s *State) EachAdmitted(f func(*Admitted) bool) {
+	for _, a := range s.admitted {
+		if !f(a) {
+			return
+		}
+	}
 }
 
 // AdmittedIn returns the workloads holding quota in a ClusterQueue, in no

@@ -116,7 +116,7 @@ func reserved(wl *kueue.Workload) bool {
 // setPending records why a workload waits (QuotaReserved=False), writing
 // only when the condition changes; with warn, a Warning event too.
 func (r *Reconciler) setPending(ctx context.Context, wl *kueue.Workload, reason, message string, warn bool) error {
-	st, changed := apply.Pending(wl, reason, message, r.now())
+	st, changed := apply.Pending(wl, reason, message, nil, r.now())
 	if !changed {
 		return nil
 	}

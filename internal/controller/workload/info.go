@@ -78,7 +78,8 @@ func (r *Reconciler) infoFor(wl *kueue.Workload) *workload.Info {
 }
 
 // priorityOf is spec.priority, or the value of the named
-// WorkloadPriorityClass, or 0.
+// WorkloadPriorityClass, or 0. (The API requires spec.priority whenever
+// priorityClassRef is set; the lookup covers objects stored before.)
 func (r *Reconciler) priorityOf(wl *kueue.Workload) int32 {
 	if wl.Spec.Priority != nil {
 		return *wl.Spec.Priority
@@ -116,6 +117,7 @@ func (r *Reconciler) admittedFor(wl *kueue.Workload) *state.Admitted {
 		LocalQueue:     wl.Spec.QueueName,
 		Admitted:       meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted),
 		Evicting:       meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted),
+		PodsReady:      meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadPodsReady),
 		Priority:       r.priorityOf(wl),
 		QueueOrderTime: r.queueOrderTime(wl),
 		Usage:          resources.FlavorResourceQuantities{},

@@ -73,3 +73,27 @@ func TestBadInput(t *testing.T) {
 		stayPending(t, ns, 0, "huge")
 	})
 }
+
+// A pending workload shows what it asks for in status.resourceRequests,
+// and drops it once admitted.
+func TestPendingShowsResourceRequests(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	cq, fl := scoped(ns, "cq"), scoped(ns, "f")
+	create(t, flavor(fl, nil), clusterQueue(cq, "", fl, "2"), localQueue(ns, "lq", cq))
+	create(t, newWorkload(ns, "running", "lq", 2, "1", 0))
+	waitAdmitted(t, ns, "running", cq)
+	create(t, newWorkload(ns, "waiting", "lq", 2, "500m", 0))
+	waitWorkload(t, ns, "waiting", "showing its requests", func(wl *kueue.Workload) error {
+		rr := wl.Status.ResourceRequests
+		if len(rr) != 1 || rr[0].Name != "main" || rr[0].Resources.Cpu().String() != "1" {
+			return fmt.Errorf("resourceRequests %+v, want main: cpu 1", rr)
+		}
+		return nil
+	})
+	finish(t, ns, "running")
+	waitAdmitted(t, ns, "waiting", cq)
+	if rr := getWorkload(t, ns, "waiting").Status.ResourceRequests; rr != nil {
+		t.Errorf("an admitted workload keeps resourceRequests %+v", rr)
+	}
+}

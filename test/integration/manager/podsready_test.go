@@ -153,3 +153,31 @@ func TestMaximumExecutionTime(t *testing.T) {
 	})
 	waitUsage(t, cq, fl, 0, "0", "0")
 }
+
+// blockAdmission admits one workload at a time: the next waits until the
+// pods of every admitted workload are ready.
+func TestWaitForPodsReadyBlockAdmission(t *testing.T) {
+	startManager(t, shortPodsReady(time.Hour, 0, nil), func(c *configapi.Configuration) {
+		c.WaitForPodsReady.BlockAdmission = ptr.To(true)
+	})
+	// Workloads left admitted by earlier tests would block every
+	// admission: their pods count as ready.
+	var all kueue.WorkloadList
+	if err := env.Client.List(t.Context(), &all); err != nil {
+		t.Fatal(err)
+	}
+	for i := range all.Items {
+		if wl := &all.Items[i]; meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
+			setPodsReady(t, wl.Namespace, wl.Name, metav1.ConditionTrue, kueue.WorkloadStarted)
+		}
+	}
+	ns := namespace(t)
+	cq, fl := scoped(ns, "cq"), scoped(ns, "f")
+	create(t, flavor(fl, nil), clusterQueue(cq, "", fl, "4"), localQueue(ns, "lq", cq))
+	create(t, newWorkload(ns, "a", "lq", 1, "1", 10), newWorkload(ns, "b", "lq", 1, "1", 0))
+	waitAdmitted(t, ns, "a", cq)
+	waitPending(t, ns, "b", kueue.WorkloadReasonWaitingForPodsReady)
+	stayPending(t, ns, 5*tick, "b")
+	setPodsReady(t, ns, "a", metav1.ConditionTrue, kueue.WorkloadStarted)
+	waitAdmitted(t, ns, "b", cq)
+}
