@@ -33,9 +33,7 @@ func waitPendingMessage(t *testing.T, ns, name, reason, want string) {
 // Warning event), and the manager keeps working.
 func TestBadInput(t *testing.T) {
 	startManager(t)
-	ns := namespace(t)
-	cq, fl := scoped(ns, "cq"), scoped(ns, "f")
-	create(t, flavor(fl, nil), clusterQueue(cq, "", fl, "4"), localQueue(ns, "lq", cq))
+	ns, cq, fl := singleQueue(t, "4")
 
 	t.Run("unknown LocalQueue", func(t *testing.T) {
 		create(t, newWorkload(ns, "lost", "no-such-queue", 1, "1", 0))
@@ -78,9 +76,7 @@ func TestBadInput(t *testing.T) {
 // and drops it once admitted.
 func TestPendingShowsResourceRequests(t *testing.T) {
 	startManager(t)
-	ns := namespace(t)
-	cq, fl := scoped(ns, "cq"), scoped(ns, "f")
-	create(t, flavor(fl, nil), clusterQueue(cq, "", fl, "2"), localQueue(ns, "lq", cq))
+	ns, cq, _ := singleQueue(t, "2")
 	create(t, newWorkload(ns, "running", "lq", 2, "1", 0))
 	waitAdmitted(t, ns, "running", cq)
 	create(t, newWorkload(ns, "waiting", "lq", 2, "500m", 0))

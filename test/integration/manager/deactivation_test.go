@@ -14,9 +14,7 @@ import (
 // until reactivated, then it is admitted again.
 func TestDeactivationAndReactivation(t *testing.T) {
 	startManager(t)
-	ns := namespace(t)
-	cq, fl := scoped(ns, "cq"), scoped(ns, "f")
-	create(t, flavor(fl, nil), clusterQueue(cq, "", fl, "2"), localQueue(ns, "lq", cq))
+	ns, cq, fl := singleQueue(t, "2")
 	create(t, newWorkload(ns, "w1", "lq", 2, "1", 0))
 	waitAdmitted(t, ns, "w1", cq)
 	create(t, newWorkload(ns, "w2", "lq", 2, "1", 0))

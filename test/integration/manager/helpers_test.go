@@ -470,3 +470,13 @@ func pendingOf(t *testing.T, ns string, names ...string) []string {
 const tick = 100 * time.Millisecond
 
 func objectKey(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
+
+// singleQueue creates, for the test, a namespace with a LocalQueue "lq"
+// pointing at a ClusterQueue with nominal cpu in a flavor of its own.
+func singleQueue(t *testing.T, nominal string) (ns, cq, fl string) {
+	t.Helper()
+	ns = namespace(t)
+	cq, fl = scoped(ns, "cq"), scoped(ns, "f")
+	create(t, flavor(fl, nil), clusterQueue(cq, "", fl, nominal), localQueue(ns, "lq", cq))
+	return ns, cq, fl
+}

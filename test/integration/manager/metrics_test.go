@@ -80,9 +80,7 @@ func TestMetricsFollowAdmissions(t *testing.T) {
 		c.Metrics.EnableClusterQueueResources = true
 		c.Metrics.LocalQueueMetrics = &configapi.LocalQueueMetrics{Enable: true}
 	})
-	ns := namespace(t)
-	cq, fl := scoped(ns, "cq"), scoped(ns, "f")
-	create(t, flavor(fl, nil), clusterQueue(cq, "", fl, "2"), localQueue(ns, "lq", cq))
+	ns, cq, fl := singleQueue(t, "2")
 	create(t, newWorkload(ns, "first", "lq", 2, "1", 0))
 	waitAdmitted(t, ns, "first", cq)
 	create(t, newWorkload(ns, "second", "lq", 2, "1", 0))

@@ -49,9 +49,7 @@ func requeueCount(wl *kueue.Workload) int32 {
 // requeues run out; one whose pods are ready keeps running.
 func TestWaitForPodsReadyTimeoutBackoffAndLimit(t *testing.T) {
 	startManager(t, shortPodsReady(2*time.Second, 0, ptr.To[int32](1)))
-	ns := namespace(t)
-	cq, fl := scoped(ns, "cq"), scoped(ns, "f")
-	create(t, flavor(fl, nil), clusterQueue(cq, "", fl, "4"), localQueue(ns, "lq", cq))
+	ns, cq, _ := singleQueue(t, "4")
 	create(t, newWorkload(ns, "stuck", "lq", 1, "1", 0), newWorkload(ns, "healthy", "lq", 1, "1", 0))
 	waitAdmitted(t, ns, "stuck", cq)
 	waitAdmitted(t, ns, "healthy", cq)
@@ -110,9 +108,7 @@ func TestWaitForPodsReadyTimeoutBackoffAndLimit(t *testing.T) {
 // recovery timeout passes, with cause WaitForRecovery.
 func TestWaitForPodsReadyRecoveryTimeout(t *testing.T) {
 	startManager(t, shortPodsReady(time.Hour, 2*time.Second, nil))
-	ns := namespace(t)
-	cq, fl := scoped(ns, "cq"), scoped(ns, "f")
-	create(t, flavor(fl, nil), clusterQueue(cq, "", fl, "4"), localQueue(ns, "lq", cq))
+	ns, cq, _ := singleQueue(t, "4")
 	create(t, newWorkload(ns, "flaky", "lq", 1, "1", 0))
 	waitAdmitted(t, ns, "flaky", cq)
 	setPodsReady(t, ns, "flaky", metav1.ConditionTrue, kueue.WorkloadStarted)
@@ -132,9 +128,7 @@ func TestWaitForPodsReadyRecoveryTimeout(t *testing.T) {
 // deactivated.
 func TestMaximumExecutionTime(t *testing.T) {
 	startManager(t)
-	ns := namespace(t)
-	cq, fl := scoped(ns, "cq"), scoped(ns, "f")
-	create(t, flavor(fl, nil), clusterQueue(cq, "", fl, "4"), localQueue(ns, "lq", cq))
+	ns, cq, fl := singleQueue(t, "4")
 	wl := newWorkload(ns, "long", "lq", 1, "1", 0)
 	wl.Spec.MaximumExecutionTimeSeconds = ptr.To[int32](2)
 	create(t, wl)
@@ -171,9 +165,7 @@ func TestWaitForPodsReadyBlockAdmission(t *testing.T) {
 			setPodsReady(t, wl.Namespace, wl.Name, metav1.ConditionTrue, kueue.WorkloadStarted)
 		}
 	}
-	ns := namespace(t)
-	cq, fl := scoped(ns, "cq"), scoped(ns, "f")
-	create(t, flavor(fl, nil), clusterQueue(cq, "", fl, "4"), localQueue(ns, "lq", cq))
+	ns, cq, _ := singleQueue(t, "4")
 	create(t, newWorkload(ns, "a", "lq", 1, "1", 10), newWorkload(ns, "b", "lq", 1, "1", 0))
 	waitAdmitted(t, ns, "a", cq)
 	waitPending(t, ns, "b", kueue.WorkloadReasonWaitingForPodsReady)

@@ -20,9 +20,7 @@ import (
 // admits the pending ones when quota frees. The auditor finds nothing wrong.
 func TestRestartRebuildsState(t *testing.T) {
 	first := startManager(t)
-	ns := namespace(t)
-	cq, fl := scoped(ns, "cq"), scoped(ns, "f")
-	create(t, flavor(fl, nil), clusterQueue(cq, "", fl, "4"), localQueue(ns, "lq", cq))
+	ns, cq, fl := singleQueue(t, "4")
 	create(t, newWorkload(ns, "a1", "lq", 2, "1", 0), newWorkload(ns, "a2", "lq", 2, "1", 0))
 	waitAdmitted(t, ns, "a1", cq)
 	waitAdmitted(t, ns, "a2", cq)

@@ -53,9 +53,7 @@ func requeuedAs(t *testing.T, ns, name, reason string) {
 // workloads; HoldAndDrain evicts them too; None admits again.
 func TestClusterQueueStopPolicy(t *testing.T) {
 	startManager(t)
-	ns := namespace(t)
-	cq, fl := scoped(ns, "cq"), scoped(ns, "f")
-	create(t, flavor(fl, nil), clusterQueue(cq, "", fl, "4"), localQueue(ns, "lq", cq))
+	ns, cq, fl := singleQueue(t, "4")
 	create(t, newWorkload(ns, "running", "lq", 2, "1", 0))
 	waitAdmitted(t, ns, "running", cq)
 
@@ -113,9 +111,7 @@ func TestLocalQueueHold(t *testing.T) {
 // LocalQueue HoldAndDrain evicts the LocalQueue's admitted workloads.
 func TestLocalQueueHoldAndDrain(t *testing.T) {
 	startManager(t)
-	ns := namespace(t)
-	cq, fl := scoped(ns, "cq"), scoped(ns, "f")
-	create(t, flavor(fl, nil), clusterQueue(cq, "", fl, "4"), localQueue(ns, "lq", cq))
+	ns, cq, fl := singleQueue(t, "4")
 	create(t, newWorkload(ns, "running", "lq", 2, "1", 0))
 	waitAdmitted(t, ns, "running", cq)
 
