@@ -66,6 +66,9 @@ func (m *Manager) setupControllers(cfg *configapi.Configuration) error {
 		l.reconcile = r.setup.(reconcile.Reconciler)
 		loaders = append(loaders, l)
 	}
+	if err := setupJobs(mgr, cfg); err != nil {
+		return err
+	}
 	labels, metricOpts, err := metricsSetup(cfg, cl, c)
 	if err != nil {
 		return err
@@ -78,12 +81,19 @@ func (m *Manager) setupControllers(cfg *configapi.Configuration) error {
 		}
 	}
 	fair := cfg.FairSharing != nil
-	m.Reporter = &status.Reporter{Client: cl, Cache: c, FairSharing: fair, Metrics: metricOpts}
+	loaded := make(chan struct{})
+	m.Reporter = &status.Reporter{Client: cl, Cache: c, FairSharing: fair, Metrics: metricOpts, Loaded: loaded}
 	m.Scheduler = &scheduler.Scheduler{
 		Cache: c, Client: cl, Writer: writer, Recorder: recorder, Labels: labels,
 		Options:        schedulingOptions(cfg),
 		BlockAdmission: cfg.WaitForPodsReady != nil && ptr.Deref(cfg.WaitForPodsReady.BlockAdmission, false),
-		Barrier:        func(ctx context.Context) error { return m.load(ctx, loaders) },
+		Barrier: func(ctx context.Context) error {
+			if err := m.load(ctx, loaders); err != nil {
+				return err
+			}
+			close(loaded)
+			return nil
+		},
 	}
 	if err := mgr.Add(m.Reporter); err != nil {
 		return fmt.Errorf("adding status reporter: %w", err)

@@ -72,3 +72,19 @@ func RequeueAfter(st *kueue.WorkloadStatus, now time.Time, wait time.Duration) {
 	}
 	st.RequeueState.RequeueAt = ptr.To(metav1.NewTime(now.Add(wait)))
 }
+
+// RequeuedAtOnce says whether a workload evicted for reason goes straight
+// back to its queue when its reservation is cleared: after a preemption or
+// a node failure, and after an admission check retry that asked for no
+// delay. Others wait for what evicted them to be resolved (a backoff, a
+// stopped queue, a reactivation).
+func RequeuedAtOnce(wl *kueue.Workload, reason string, now time.Time) bool {
+	switch reason {
+	case kueue.WorkloadEvictedByPreemption, kueue.WorkloadEvictedByNodeFailures:
+		return true
+	case kueue.WorkloadEvictedByAdmissionCheck:
+		rs := wl.Status.RequeueState
+		return rs == nil || rs.RequeueAt == nil || !rs.RequeueAt.Time.After(now)
+	}
+	return false
+}

@@ -33,6 +33,10 @@ type Reporter struct {
 	OnRefresh func(*Statuses)
 	// Metrics chooses the gauges published after each refresh.
 	Metrics MetricsOptions
+	// Loaded, when set, is closed once the cache holds the initial
+	// objects; until then nothing is written (a status computed from a
+	// half-loaded cache would report zero usage).
+	Loaded <-chan struct{}
 
 	published published
 }
@@ -43,6 +47,13 @@ func (r *Reporter) NeedLeaderElection() bool { return true }
 // Start refreshes until ctx ends.
 func (r *Reporter) Start(ctx context.Context) error {
 	log := ctrl.Log.WithName("status")
+	if r.Loaded != nil {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.Loaded:
+		}
+	}
 	minI, maxI := r.MinInterval, r.MaxInterval
 	if minI <= 0 {
 		minI = 500 * time.Millisecond

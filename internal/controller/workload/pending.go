@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 )
@@ -31,8 +34,15 @@ func (r *Reconciler) reconcilePending(ctx context.Context, wl *kueue.Workload) (
 	}
 	r.Cache.Queue(r.infoFor(wl))
 	if !known {
-		return ctrl.Result{}, r.setPending(ctx, wl, kueue.WorkloadReasonMisconfigured,
-			fmt.Sprintf("LocalQueue %s doesn't exist", wl.Spec.QueueName), true)
+		// The cache may not have caught up with a new LocalQueue (or, at
+		// start, with any); only a queue the API does not have is missing.
+		var lq kueue.LocalQueue
+		err := r.Client.Get(ctx, types.NamespacedName{Namespace: wl.Namespace, Name: string(wl.Spec.QueueName)}, &lq)
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.setPending(ctx, wl, kueue.WorkloadReasonMisconfigured,
+				fmt.Sprintf("LocalQueue %s doesn't exist", wl.Spec.QueueName), true)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	return ctrl.Result{}, nil
 }

@@ -92,7 +92,7 @@ func (r *Reconciler) evict(ctx context.Context, wl *kueue.Workload, reason strin
 // what evicted them is resolved.
 func (r *Reconciler) clearReservation(ctx context.Context, wl *kueue.Workload) error {
 	ev := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
-	st := apply.ClearReservation(wl, requeuedAtOnce(wl, ev.Reason, r.now().Time), ev.Reason, ev.Message, r.now())
+	st := apply.ClearReservation(wl, apply.RequeuedAtOnce(wl, ev.Reason, r.now().Time), ev.Reason, ev.Message, r.now())
 	if err := r.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager); err != nil {
 		return err
 	}
@@ -100,21 +100,6 @@ func (r *Reconciler) clearReservation(ctx context.Context, wl *kueue.Workload) e
 		metrics.EvictionCompleted(string(a.ClusterQueue), ev.Reason, r.now().Sub(ev.LastTransitionTime.Time))
 	}
 	return nil
-}
-
-// requeuedAtOnce says whether a workload evicted for reason goes straight
-// back to its queue: after a preemption or a node failure, and after an
-// admission check retry that asked for no delay. Others wait for what
-// evicted them to be resolved (a backoff, a stopped queue, reactivation).
-func requeuedAtOnce(wl *kueue.Workload, reason string, now time.Time) bool {
-	switch reason {
-	case kueue.WorkloadEvictedByPreemption, kueue.WorkloadEvictedByNodeFailures:
-		return true
-	case kueue.WorkloadEvictedByAdmissionCheck:
-		rs := wl.Status.RequeueState
-		return rs == nil || rs.RequeueAt == nil || !rs.RequeueAt.Time.After(now)
-	}
-	return false
 }
 
 // syncChecks keeps status.admissionChecks in line with the checks that

@@ -1,0 +1,15 @@
+// Package all lists every job integration Kuota has, explicitly; the
+// Configuration's integrations.frameworks enables them by name.
+package all
+
+import (
+	"github.com/kuota-dev/kuota/internal/integrations/batchjob"
+	"github.com/kuota-dev/kuota/internal/jobframework"
+)
+
+// Integrations returns every integration, in a stable order.
+func Integrations() []jobframework.Integration {
+	return []jobframework.Integration{
+		batchjob.Integration,
+	}
+}

@@ -1,0 +1,60 @@
+package batchjob
+
+import (
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/kuota-dev/kuota/internal/jobframework"
+)
+
+// +kubebuilder:webhook:path=/mutate-batch-v1-job,mutating=true,failurePolicy=fail,sideEffects=None,groups=batch,resources=jobs,verbs=create,versions=v1,name=mjob.kb.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-batch-v1-job,mutating=false,failurePolicy=fail,sideEffects=None,groups=batch,resources=jobs,verbs=create;update,versions=v1,name=vjob.kb.io,admissionReviewVersions=v1
+
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs/status,verbs=get
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=localqueues,verbs=get;list;watch
+
+// Integration registers batch/v1 Jobs.
+var Integration = jobframework.Integration{
+	Name:         "batch/job",
+	GVK:          GVK,
+	NewJob:       New,
+	SetupWebhook: setupWebhook,
+}
+
+func setupWebhook(mgr ctrl.Manager, opts jobframework.Options) error {
+	in := jobframework.Integration{Name: "batch/job", GVK: GVK, NewJob: New}
+	w := &jobframework.Webhook{Client: mgr.GetClient(), Integration: in, Options: opts, Validate: validate}
+	return jobframework.SetupWebhook(mgr, &batchv1.Job{}, w)
+}
+
+var annotationsPath = field.NewPath("metadata", "annotations")
+
+// validate checks the partial admission annotation: a whole number between
+// 1 and the Job's parallelism, fixed while the Job runs.
+func validate(old, job jobframework.Job) field.ErrorList {
+	j := job.(*Job).job
+	var errs field.ErrorList
+	if v, ok := j.Annotations[MinParallelismAnnotation]; ok {
+		path := annotationsPath.Key(MinParallelismAnnotation)
+		n, err := strconv.ParseInt(v, 10, 32)
+		switch {
+		case err != nil:
+			errs = append(errs, field.Invalid(path, v, "must be an integer"))
+		case n < 1 || int32(n) > ptr.Deref(j.Spec.Parallelism, 1):
+			errs = append(errs, field.Invalid(path, v, "must be between 1 and spec.parallelism"))
+		}
+	}
+	if old == nil {
+		return errs
+	}
+	o := old.(*Job).job
+	if !old.IsSuspended() && !job.IsSuspended() && o.Annotations[MinParallelismAnnotation] != j.Annotations[MinParallelismAnnotation] {
+		errs = append(errs, field.Forbidden(annotationsPath.Key(MinParallelismAnnotation), "cannot change while the job runs"))
+	}
+	return errs
+}

@@ -1,0 +1,36 @@
+package jobframework
+
+// Labels and annotations users set on jobs, and Kuota sets on jobs, pod
+// templates and Workloads (the same keys as Kueue's).
+const (
+	// QueueNameLabel selects the job's LocalQueue.
+	QueueNameLabel = "kueue.x-k8s.io/queue-name"
+	// PriorityClassLabel names the job's WorkloadPriorityClass.
+	PriorityClassLabel = "kueue.x-k8s.io/priority-class"
+	// PrebuiltWorkloadLabel names an existing Workload to use for the job.
+	PrebuiltWorkloadLabel = "kueue.x-k8s.io/prebuilt-workload-name"
+	// MaxExecTimeSecondsLabel becomes the Workload's
+	// spec.maximumExecutionTimeSeconds.
+	MaxExecTimeSecondsLabel = "kueue.x-k8s.io/max-exec-time-seconds"
+
+	// JobUIDLabel, on a Workload, is the UID of its job.
+	JobUIDLabel = "kueue.x-k8s.io/job-uid"
+	// JobOwnerGVKAnnotation and JobOwnerNameAnnotation, on a Workload,
+	// name its job and survive the owner reference's garbage collection.
+	JobOwnerGVKAnnotation  = "kueue.x-k8s.io/job-owner-gvk"
+	JobOwnerNameAnnotation = "kueue.x-k8s.io/job-owner-name"
+
+	// PodSetLabel, on an admitted job's pod template, names its PodSet.
+	PodSetLabel = "kueue.x-k8s.io/podset"
+	// WorkloadAnnotation, on an admitted job's pod template, names the
+	// Workload.
+	WorkloadAnnotation = "kueue.x-k8s.io/workload"
+	// ClusterQueueLabel and LocalQueueLabel, on an admitted job's pods,
+	// name the queues that admitted it.
+	ClusterQueueLabel = "kueue.x-k8s.io/cluster-queue-name"
+	LocalQueueLabel   = "kueue.x-k8s.io/local-queue-name"
+
+	// DefaultLocalQueueName is the LocalQueue a job without a queue name
+	// is sent to, when it exists in the job's namespace.
+	DefaultLocalQueueName = "default"
+)

@@ -1,0 +1,84 @@
+// Package jobframework is the contract between Kuota and the job kinds it
+// queues, and the generic machinery every kind shares: a reconciler that
+// creates and owns each job's Workload, starts the job once the Workload is
+// admitted (injecting the flavors' node labels and tolerations) and stops
+// it when the Workload is evicted; the mutating and validating webhook
+// steps common to all kinds; and the registry the manager enables kinds
+// from. A job kind implements Job (and, where it applies, the optional
+// interfaces) in its own package under internal/integrations.
+package jobframework
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+)
+
+// Job is one job object seen through the contract. Methods that change the
+// job change the wrapped object in memory; the reconciler writes it.
+type Job interface {
+	// Object is the wrapped API object.
+	Object() client.Object
+	// IsSuspended reports whether the job is held (no pods may run).
+	IsSuspended() bool
+	// Suspend holds the job.
+	Suspend()
+	// PodSets describes the job's pods as Workload PodSets, in a stable
+	// order, with counts and (for partial admission) minimum counts.
+	PodSets() ([]kueue.PodSet, error)
+	// RunWithPodSetsInfo applies an admission (node selectors,
+	// tolerations, labels, annotations and counts per PodSet) and lifts the
+	// suspension.
+	RunWithPodSetsInfo(infos []PodSetInfo) error
+	// RestorePodSetsInfo puts back what RunWithPodSetsInfo changed, from
+	// the job's original PodSets; it reports whether anything changed.
+	RestorePodSetsInfo(infos []PodSetInfo) bool
+	// Finished reports whether the job is over, whether it succeeded, and
+	// a message for the Workload's Finished condition.
+	Finished() (message string, success, finished bool)
+	// IsActive reports whether any of the job's pods still run (or are
+	// terminating), so that its quota cannot be given back yet.
+	IsActive() bool
+	// PodsReady reports whether at least the admitted count of pods of
+	// every PodSet is ready or has succeeded.
+	PodsReady() bool
+}
+
+// JobWithReclaimablePods is a Job whose finished pods may give their quota
+// back before the whole job ends.
+type JobWithReclaimablePods interface {
+	Job
+	// ReclaimablePods lists, per PodSet, how many pods' quota is no longer
+	// needed.
+	ReclaimablePods() []kueue.ReclaimablePod
+}
+
+// PodSetInfo is what an admission applies to one PodSet's pod template, or
+// what restoring the job puts back.
+type PodSetInfo struct {
+	Name         kueue.PodSetReference
+	Count        int32
+	NodeSelector map[string]string
+	Tolerations  []corev1.Toleration
+	Labels       map[string]string
+	Annotations  map[string]string
+}
+
+// Integration registers one job kind.
+type Integration struct {
+	// Name is the framework name of the Configuration's
+	// integrations.frameworks, for instance "batch/job".
+	Name string
+	// GVK is the job kind.
+	GVK schema.GroupVersionKind
+	// NewJob wraps obj, an object of the kind (a new empty one when nil).
+	NewJob func(obj client.Object) Job
+	// AddToScheme registers the kind's types; nil for built-in kinds.
+	AddToScheme func(*runtime.Scheme) error
+	// SetupWebhook registers the kind's mutating and validating webhooks.
+	SetupWebhook func(mgr ctrl.Manager, opts Options) error
+}

@@ -1,0 +1,76 @@
+package jobframework
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
+)
+
+// Options are the Configuration's settings every job kind shares.
+type Options struct {
+	// ManageJobsWithoutQueueName makes jobs without a queue name managed
+	// too (they then wait, as no LocalQueue admits them).
+	ManageJobsWithoutQueueName bool
+	// NamespaceSelector limits which namespaces' jobs are managed at all
+	// (managedJobsNamespaceSelector; by default every namespace but
+	// kube-system and the manager's); nil selects every namespace.
+	NamespaceSelector labels.Selector
+	// WaitForPodsReady makes the reconciler maintain the Workload's
+	// PodsReady condition.
+	WaitForPodsReady bool
+	// LabelKeysToCopy are job labels copied onto its Workload at creation.
+	LabelKeysToCopy []string
+}
+
+// OptionsFrom reads the shared options from a defaulted Configuration.
+func OptionsFrom(cfg *configapi.Configuration) (Options, error) {
+	o := Options{
+		ManageJobsWithoutQueueName: cfg.ManageJobsWithoutQueueName,
+		WaitForPodsReady:           cfg.WaitForPodsReady != nil && cfg.WaitForPodsReady.Timeout.Duration > 0,
+	}
+	if cfg.Integrations != nil {
+		o.LabelKeysToCopy = cfg.Integrations.LabelKeysToCopy
+	}
+	if sel := cfg.ManagedJobsNamespaceSelector; sel != nil {
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		if err != nil {
+			return Options{}, fmt.Errorf("managedJobsNamespaceSelector: %w", err)
+		}
+		o.NamespaceSelector = s
+	}
+	return o, nil
+}
+
+// QueueName returns the LocalQueue a job names ("" when none).
+func QueueName(obj client.Object) string {
+	return obj.GetLabels()[QueueNameLabel]
+}
+
+// namespaceSelected reports whether the namespace matches the selector.
+func (o Options) namespaceSelected(ctx context.Context, c client.Reader, ns string) (bool, error) {
+	if o.NamespaceSelector == nil || o.NamespaceSelector.Empty() {
+		return true, nil
+	}
+	var n corev1.Namespace
+	if err := c.Get(ctx, types.NamespacedName{Name: ns}, &n); err != nil {
+		return false, fmt.Errorf("reading namespace %s: %w", ns, err)
+	}
+	return o.NamespaceSelector.Matches(labels.Set(n.Labels)), nil
+}
+
+// Managed reports whether Kuota queues the job: its namespace matches the
+// managed-jobs selector, and it names a LocalQueue or jobs without one are
+// managed too.
+func (o Options) Managed(ctx context.Context, c client.Reader, obj client.Object) (bool, error) {
+	if QueueName(obj) == "" && !o.ManageJobsWithoutQueueName {
+		return false, nil
+	}
+	return o.namespaceSelected(ctx, c, obj.GetNamespace())
+}

@@ -1,0 +1,205 @@
+package jobframework
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/apply"
+)
+
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=resourceflavors;workloadpriorityclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// Reconciler keeps one kind of job and its Workload in step. It is
+// level-triggered: each pass reads the job and its Workload and takes the
+// one next step.
+type Reconciler struct {
+	Client      client.Client
+	Writer      *apply.Writer
+	Recorder    record.EventRecorder
+	Integration Integration
+	Options     Options
+	// Concurrency is the number of parallel reconciles (default 5).
+	Concurrency int
+}
+
+// SetupWithManager registers the reconciler: it watches the job kind and
+// the Workloads the jobs own.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	workers := r.Concurrency
+	if workers <= 0 {
+		workers = 5
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("job-" + r.Integration.GVK.Kind).
+		For(r.Integration.NewJob(nil).Object()).
+		Owns(&kueue.Workload{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}
+
+// Reconcile takes the next step for one job.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	job := r.Integration.NewJob(nil)
+	obj := job.Object()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		// A deleted job's Workload goes with it (owner reference).
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if managed, err := r.Options.Managed(ctx, r.Client, obj); err != nil || !managed {
+		return ctrl.Result{}, err
+	}
+	wl, err := r.workloadOf(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if msg, success, finished := job.Finished(); finished {
+		return ctrl.Result{}, r.finish(ctx, wl, msg, success)
+	}
+	if wl == nil {
+		return ctrl.Result{}, r.createWorkload(ctx, job)
+	}
+	if !wl.DeletionTimestamp.IsZero() || isEvicted(wl) {
+		return ctrl.Result{}, r.stop(ctx, job, wl)
+	}
+	if !reserved(wl) {
+		if done, err := r.syncPending(ctx, job, wl); done || err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
+		if !job.IsSuspended() {
+			return ctrl.Result{}, r.suspend(ctx, job, "Stopped", "Not admitted by cluster queue")
+		}
+		if !job.IsActive() && job.RestorePodSetsInfo(RestoreInfos(wl)) {
+			return ctrl.Result{}, r.Client.Update(ctx, job.Object())
+		}
+		return ctrl.Result{}, nil
+	}
+	if job.IsSuspended() {
+		return ctrl.Result{}, r.start(ctx, job, wl)
+	}
+	return ctrl.Result{}, r.syncRunning(ctx, job, wl)
+}
+
+// workloadOf returns the job's Workload, or nil when there is none yet.
+func (r *Reconciler) workloadOf(ctx context.Context, obj client.Object) (*kueue.Workload, error) {
+	name := obj.GetLabels()[PrebuiltWorkloadLabel]
+	if name == "" {
+		name = WorkloadName(obj.GetName(), obj.GetUID(), r.Integration.GVK)
+	}
+	var wl kueue.Workload
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}, &wl); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading Workload %s: %w", name, err)
+	}
+	return &wl, nil
+}
+
+// createWorkload creates the job's Workload, suspending the job first if
+// it runs (it must not run before it is admitted).
+func (r *Reconciler) createWorkload(ctx context.Context, job Job) error {
+	obj := job.Object()
+	if !job.IsSuspended() {
+		job.Suspend()
+		if err := r.Client.Update(ctx, obj); err != nil {
+			return fmt.Errorf("suspending %s: %w", obj.GetName(), err)
+		}
+		r.Recorder.Event(obj, corev1.EventTypeNormal, "Stopped", "Suspended until a Workload is admitted")
+		return nil
+	}
+	wl, err := NewWorkload(ctx, r.Client, job, r.Integration.GVK, r.Options)
+	if err != nil {
+		r.Recorder.Eventf(obj, corev1.EventTypeWarning, "ErrWorkloadCompose", "Cannot build the Workload: %v", err)
+		return err
+	}
+	if err := r.Client.Create(ctx, wl); err != nil && !apierrors.IsAlreadyExists(err) {
+		r.Recorder.Eventf(obj, corev1.EventTypeWarning, "ErrWorkloadCreate", "Cannot create Workload %s: %v", wl.Name, err)
+		return fmt.Errorf("creating Workload %s: %w", wl.Name, err)
+	}
+	r.Recorder.Eventf(obj, corev1.EventTypeNormal, "CreatedWorkload", "Created Workload: %s/%s", wl.Namespace, wl.Name)
+	return nil
+}
+
+// syncPending keeps an unreserved Workload in line with its suspended job:
+// a changed queue name or priority is copied; changed PodSets replace the
+// Workload. It reports whether it acted.
+func (r *Reconciler) syncPending(ctx context.Context, job Job, wl *kueue.Workload) (bool, error) {
+	if !job.IsSuspended() {
+		return false, nil
+	}
+	want, err := NewWorkload(ctx, r.Client, job, r.Integration.GVK, r.Options)
+	if err != nil {
+		return true, err
+	}
+	if wl.Labels[JobUIDLabel] != "" && !EquivalentPodSets(want.Spec.PodSets, wl.Spec.PodSets) {
+		if err := r.Client.Delete(ctx, wl, client.Preconditions{UID: &wl.UID}); client.IgnoreNotFound(err) != nil {
+			return true, fmt.Errorf("replacing Workload %s: %w", wl.Name, err)
+		}
+		r.Recorder.Eventf(job.Object(), corev1.EventTypeNormal, "DeletedWorkload", "The job changed; replacing Workload %s", wl.Name)
+		return true, nil
+	}
+	if wl.Spec.QueueName == want.Spec.QueueName && samePriority(wl, want) {
+		return false, nil
+	}
+	wl.Spec.QueueName = want.Spec.QueueName
+	if want.Spec.PriorityClassRef != nil {
+		wl.Spec.PriorityClassRef, wl.Spec.Priority = want.Spec.PriorityClassRef, want.Spec.Priority
+	}
+	if err := r.Client.Update(ctx, wl); err != nil {
+		return true, fmt.Errorf("updating Workload %s: %w", wl.Name, err)
+	}
+	return true, nil
+}
+
+func samePriority(have, want *kueue.Workload) bool {
+	if want.Spec.PriorityClassRef == nil {
+		return true
+	}
+	return have.Spec.PriorityClassRef != nil && *have.Spec.PriorityClassRef == *want.Spec.PriorityClassRef &&
+		have.Spec.Priority != nil && *have.Spec.Priority == *want.Spec.Priority
+}
+
+// reserved reports whether the Workload holds a quota reservation.
+func reserved(wl *kueue.Workload) bool {
+	return wl.Status.Admission != nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
+}
+
+// isEvicted reports an eviction the job has not completed yet.
+func isEvicted(wl *kueue.Workload) bool {
+	return reserved(wl) && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted)
+}
+
+// finish records that the job ended.
+func (r *Reconciler) finish(ctx context.Context, wl *kueue.Workload, msg string, success bool) error {
+	if wl == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+		return nil
+	}
+	reason := kueue.WorkloadFinishedSucceeded
+	if !success {
+		reason = kueue.WorkloadFinishedFailed
+	}
+	st := apply.AdmissionStatus(wl)
+	apply.SetCondition(&st.Conditions, kueue.WorkloadFinished, metav1.ConditionTrue, reason, msg, wl.Generation, metav1.Now())
+	if err := r.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager); err != nil {
+		return fmt.Errorf("marking Workload %s finished: %w", wl.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package jobframework
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/apply"
+	"github.com/kuota-dev/kuota/internal/metrics"
+)
+
+// start applies the admission to a suspended job and lifts the suspension.
+func (r *Reconciler) start(ctx context.Context, job Job, wl *kueue.Workload) error {
+	obj := job.Object()
+	infos, err := AdmissionInfos(ctx, r.Client, wl)
+	if err != nil {
+		return err
+	}
+	if err := job.RunWithPodSetsInfo(infos); err != nil {
+		r.Recorder.Eventf(obj, corev1.EventTypeWarning, "FailedToStart", "Cannot start with the admission: %v", err)
+		return err
+	}
+	if err := r.Client.Update(ctx, obj); err != nil {
+		return fmt.Errorf("starting %s: %w", obj.GetName(), err)
+	}
+	r.Recorder.Eventf(obj, corev1.EventTypeNormal, "Started", "Admitted by clusterQueue %s", wl.Status.Admission.ClusterQueue)
+	return nil
+}
+
+// suspend stops a job. Its pod templates are restored later, once its pods
+// are gone: a started job's template cannot change (batch/v1 allows it only
+// while suspended and not started).
+func (r *Reconciler) suspend(ctx context.Context, job Job, reason, msg string) error {
+	obj := job.Object()
+	job.Suspend()
+	if err := r.Client.Update(ctx, obj); err != nil {
+		return fmt.Errorf("suspending %s: %w", obj.GetName(), err)
+	}
+	r.Recorder.Event(obj, corev1.EventTypeNormal, reason, msg)
+	return nil
+}
+
+// stop carries out an eviction (or the Workload's deletion): the job is
+// suspended; once none of its pods runs, its pod templates are restored
+// and the reservation is cleared, so that the quota returns and the
+// Workload is requeued.
+func (r *Reconciler) stop(ctx context.Context, job Job, wl *kueue.Workload) error {
+	ev := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
+	if !job.IsSuspended() {
+		msg := "The Workload is being deleted"
+		if ev != nil {
+			msg = ev.Message
+		}
+		return r.suspend(ctx, job, "Stopped", msg)
+	}
+	if job.IsActive() {
+		// The job's pods are still going away; their status change
+		// brings the job back here.
+		return nil
+	}
+	if job.RestorePodSetsInfo(RestoreInfos(wl)) {
+		if err := r.Client.Update(ctx, job.Object()); err != nil {
+			return fmt.Errorf("restoring %s: %w", job.Object().GetName(), err)
+		}
+		return nil
+	}
+	if ev == nil || !reserved(wl) {
+		return nil
+	}
+	now := metav1.Now()
+	st := apply.ClearReservation(wl, apply.RequeuedAtOnce(wl, ev.Reason, now.Time), ev.Reason, ev.Message, now)
+	if err := r.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager); err != nil {
+		return fmt.Errorf("clearing the reservation of Workload %s: %w", wl.Name, err)
+	}
+	if cq := wl.Status.Admission.ClusterQueue; cq != "" {
+		metrics.EvictionCompleted(string(cq), ev.Reason, now.Sub(ev.LastTransitionTime.Time))
+	}
+	return nil
+}
+
+// syncRunning keeps a running job's Workload up to date: its PodsReady
+// condition (with waitForPodsReady) and its reclaimable pods.
+func (r *Reconciler) syncRunning(ctx context.Context, job Job, wl *kueue.Workload) error {
+	if r.Options.WaitForPodsReady {
+		if err := r.syncPodsReady(ctx, job, wl); err != nil {
+			return err
+		}
+	}
+	withReclaim, ok := job.(JobWithReclaimablePods)
+	if !ok {
+		return nil
+	}
+	want := withReclaim.ReclaimablePods()
+	if equality.Semantic.DeepEqual(nonZero(want), nonZero(wl.Status.ReclaimablePods)) {
+		return nil
+	}
+	st := &kueue.WorkloadStatus{ReclaimablePods: want}
+	if err := r.Writer.WorkloadStatus(ctx, wl, st, apply.JobControllerManager); err != nil {
+		return fmt.Errorf("recording reclaimable pods of Workload %s: %w", wl.Name, err)
+	}
+	return nil
+}
+
+func nonZero(list []kueue.ReclaimablePod) []kueue.ReclaimablePod {
+	return slices.DeleteFunc(slices.Clone(list), func(p kueue.ReclaimablePod) bool { return p.Count == 0 })
+}
+
+// syncPodsReady sets PodsReady: True (Started, or Recovered after a
+// failure) when the pods are ready, False (WaitForStart, or
+// WaitForRecovery after they were ready) when not.
+func (r *Reconciler) syncPodsReady(ctx context.Context, job Job, wl *kueue.Workload) error {
+	prev := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPodsReady)
+	everReady := prev != nil && (prev.Status == metav1.ConditionTrue || prev.Reason == string(kueue.WorkloadWaitForRecovery))
+	status, reason, msg := metav1.ConditionFalse, string(kueue.WorkloadWaitForStart), "Not all pods are ready or succeeded"
+	if job.PodsReady() {
+		status, reason, msg = metav1.ConditionTrue, kueue.WorkloadStarted, "All pods reached readiness and the workload is running"
+		if everReady {
+			reason = kueue.WorkloadRecovered
+		}
+	} else if everReady {
+		reason, msg = string(kueue.WorkloadWaitForRecovery), "At least one pod has failed, waiting for recovery"
+	}
+	if prev != nil && prev.Status == status {
+		return nil
+	}
+	st := apply.AdmissionStatus(wl)
+	now := metav1.Now()
+	apply.SetCondition(&st.Conditions, kueue.WorkloadPodsReady, status, reason, msg, wl.Generation, now)
+	if err := r.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager); err != nil {
+		return fmt.Errorf("recording PodsReady of Workload %s: %w", wl.Name, err)
+	}
+	if status == metav1.ConditionTrue && reason == kueue.WorkloadStarted {
+		r.recordPodsReady(wl, now.Time)
+	}
+	return nil
+}
+
+// recordPodsReady observes the time to readiness.
+func (r *Reconciler) recordPodsReady(wl *kueue.Workload, now time.Time) {
+	labels := metrics.Workload{ClusterQueue: string(wl.Status.Admission.ClusterQueue)}
+	if ref := wl.Spec.PriorityClassRef; ref != nil {
+		labels.PriorityClass = ref.Name
+	}
+	queued := wl.CreationTimestamp.Time
+	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadRequeued); c != nil && c.Status == metav1.ConditionTrue {
+		queued = c.LastTransitionTime.Time
+	}
+	var admitted time.Time
+	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted); c != nil {
+		admitted = c.LastTransitionTime.Time
+	}
+	metrics.PodsReady(labels, now.Sub(queued), now.Sub(admitted))
+}

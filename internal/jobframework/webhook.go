@@ -1,0 +1,190 @@
+package jobframework
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+)
+
+// Webhook is the defaulting and validating webhook of one job kind: the
+// steps all kinds share, then the kind's own checks.
+type Webhook struct {
+	Client      client.Reader
+	Integration Integration
+	Options     Options
+	// Validate, when set, adds the kind's own checks; old is nil on create.
+	Validate func(old, job Job) field.ErrorList
+}
+
+var labelsPath = field.NewPath("metadata", "labels")
+
+// Default sends a job without a queue name to the namespace's "default"
+// LocalQueue when there is one, and suspends every managed job, so that
+// nothing runs before it is admitted.
+func (w *Webhook) Default(ctx context.Context, obj client.Object) error {
+	if QueueName(obj) == "" {
+		selected, err := w.Options.namespaceSelected(ctx, w.Client, obj.GetNamespace())
+		if err != nil {
+			return err
+		}
+		if selected && w.defaultQueueExists(ctx, obj.GetNamespace()) {
+			labels := obj.GetLabels()
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels[QueueNameLabel] = DefaultLocalQueueName
+			obj.SetLabels(labels)
+		}
+	}
+	managed, err := w.Options.Managed(ctx, w.Client, obj)
+	if err != nil || !managed {
+		return err
+	}
+	w.Integration.NewJob(obj).Suspend()
+	return nil
+}
+
+func (w *Webhook) defaultQueueExists(ctx context.Context, ns string) bool {
+	var lq kueue.LocalQueue
+	return w.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: DefaultLocalQueueName}, &lq) == nil
+}
+
+// ValidateCreate checks a new job's Kuota labels.
+func (w *Webhook) ValidateCreate(_ context.Context, obj client.Object) error {
+	errs := ValidateLabels(obj)
+	if w.Validate != nil {
+		errs = append(errs, w.Validate(nil, w.Integration.NewJob(obj))...)
+	}
+	return w.result(obj, errs)
+}
+
+// ValidateUpdate checks a job change: labels stay valid, the queue name
+// and priority class follow their rules, and a user cannot start a job
+// whose Workload is not admitted.
+func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj client.Object) error {
+	oldJob, newJob := w.Integration.NewJob(oldObj), w.Integration.NewJob(newObj)
+	errs := ValidateLabels(newObj)
+	errs = append(errs, ValidateLabelChanges(oldObj, newObj, oldJob.IsSuspended(), newJob.IsSuspended())...)
+	if oldJob.IsSuspended() && !newJob.IsSuspended() {
+		managed, err := w.Options.Managed(ctx, w.Client, newObj)
+		if err != nil {
+			return err
+		}
+		if managed {
+			errs = append(errs, w.checkAdmitted(ctx, newObj)...)
+		}
+	}
+	if w.Validate != nil {
+		errs = append(errs, w.Validate(oldJob, newJob)...)
+	}
+	return w.result(newObj, errs)
+}
+
+// checkAdmitted refuses to lift the suspension of a job whose Workload is
+// not admitted: only an admission may start a managed job.
+func (w *Webhook) checkAdmitted(ctx context.Context, obj client.Object) field.ErrorList {
+	name := obj.GetLabels()[PrebuiltWorkloadLabel]
+	if name == "" {
+		name = WorkloadName(obj.GetName(), obj.GetUID(), w.Integration.GVK)
+	}
+	var wl kueue.Workload
+	err := w.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}, &wl)
+	if err == nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
+		return nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return field.ErrorList{field.InternalError(field.NewPath("spec", "suspend"), err)}
+	}
+	return field.ErrorList{field.Forbidden(field.NewPath("spec", "suspend"),
+		fmt.Sprintf("the job is queued by Kuota and may start only once its Workload %s is admitted", name))}
+}
+
+func (w *Webhook) result(obj client.Object, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(w.Integration.GVK.GroupKind(), obj.GetName(), errs)
+}
+
+// ValidateLabels checks the values of the Kuota labels a job carries.
+func ValidateLabels(obj client.Object) field.ErrorList {
+	var errs field.ErrorList
+	labels := obj.GetLabels()
+	for _, key := range []string{QueueNameLabel, PrebuiltWorkloadLabel, PriorityClassLabel} {
+		if v, ok := labels[key]; ok {
+			for _, msg := range validation.IsDNS1123Subdomain(v) {
+				errs = append(errs, field.Invalid(labelsPath.Key(key), v, msg))
+			}
+		}
+	}
+	if v, ok := labels[MaxExecTimeSecondsLabel]; ok {
+		if n, err := strconv.ParseInt(v, 10, 32); err != nil || n <= 0 {
+			errs = append(errs, field.Invalid(labelsPath.Key(MaxExecTimeSecondsLabel), v, "must be a positive number of seconds"))
+		}
+	}
+	return errs
+}
+
+// ValidateLabelChanges checks label changes on update: the queue name and
+// maximum execution time may change only while the job is suspended; a
+// priority class cannot be removed, nor added to a running job.
+func ValidateLabelChanges(oldObj, newObj client.Object, oldSuspended, newSuspended bool) field.ErrorList {
+	var errs field.ErrorList
+	oldL, newL := oldObj.GetLabels(), newObj.GetLabels()
+	running := !oldSuspended && !newSuspended
+	for _, key := range []string{QueueNameLabel, MaxExecTimeSecondsLabel, PrebuiltWorkloadLabel} {
+		if running && oldL[key] != newL[key] {
+			errs = append(errs, field.Forbidden(labelsPath.Key(key), "cannot change while the job runs"))
+		}
+	}
+	oldPC, hadPC := oldL[PriorityClassLabel]
+	newPC, hasPC := newL[PriorityClassLabel]
+	switch {
+	case hadPC && !hasPC:
+		errs = append(errs, field.Forbidden(labelsPath.Key(PriorityClassLabel), fmt.Sprintf("cannot be removed (was %q)", oldPC)))
+	case !hadPC && hasPC && !oldSuspended:
+		errs = append(errs, field.Forbidden(labelsPath.Key(PriorityClassLabel), fmt.Sprintf("cannot be added to a running job (%q)", newPC)))
+	}
+	return errs
+}
+
+// SetupWebhook registers a kind's webhooks for objects of type T.
+func SetupWebhook[T client.Object](mgr ctrl.Manager, obj T, w *Webhook) error {
+	return ctrl.NewWebhookManagedBy(mgr, obj).
+		WithDefaulter(typedWebhook[T]{w}).
+		WithValidator(typedWebhook[T]{w}).
+		Complete()
+}
+
+// typedWebhook adapts Webhook to controller-runtime's typed interfaces.
+type typedWebhook[T client.Object] struct{ w *Webhook }
+
+func (t typedWebhook[T]) Default(ctx context.Context, obj T) error { return t.w.Default(ctx, obj) }
+
+func (t typedWebhook[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warnings, error) {
+	return nil, t.w.ValidateCreate(ctx, obj)
+}
+
+func (t typedWebhook[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (admission.Warnings, error) {
+	return nil, t.w.ValidateUpdate(ctx, oldObj, newObj)
+}
+
+func (t typedWebhook[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {
+	return nil, nil
+}
+
+var (
+	_ admission.Defaulter[client.Object] = typedWebhook[client.Object]{}
+	_ admission.Validator[client.Object] = typedWebhook[client.Object]{}
+)

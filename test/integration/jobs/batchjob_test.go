@@ -1,0 +1,155 @@
+package jobs
+
+import (
+	"fmt"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/integrations/batchjob"
+	"github.com/kuota-dev/kuota/internal/jobframework"
+)
+
+// A Job with a queue name gets a Workload it owns, is started with its
+// flavor's node label and toleration once admitted, and gives its quota
+// back when it completes.
+func TestJobRunsAfterAdmissionAndReleasesQuota(t *testing.T) {
+	startManager(t)
+	ns, cq, fl := queues(t, "4")
+	create(t, newJob(ns, "train", "lq", 2, "1"))
+
+	var wl *kueue.Workload
+	eventually(t, "the Job's Workload exists", func() error {
+		if wl = workloadOf(t, getJob(t, ns, "train")); wl == nil {
+			return fmt.Errorf("no Workload")
+		}
+		return nil
+	})
+	j := getJob(t, ns, "train")
+	if ref := wl.OwnerReferences; len(ref) != 1 || ref[0].UID != j.UID || !ptr.Deref(ref[0].Controller, false) {
+		t.Fatalf("owner references %+v", ref)
+	}
+	if wl.Labels[jobframework.JobUIDLabel] != string(j.UID) || wl.Spec.QueueName != "lq" || wl.Spec.PodSets[0].Count != 2 {
+		t.Fatalf("workload %+v", wl.ObjectMeta.Labels)
+	}
+
+	j = waitRunning(t, ns, "train", fl)
+	tpl := j.Spec.Template
+	if len(tpl.Spec.Tolerations) != 1 || tpl.Labels[jobframework.PodSetLabel] != "main" || tpl.Annotations[jobframework.WorkloadAnnotation] != wl.Name {
+		t.Fatalf("started template %+v", tpl)
+	}
+
+	setJobStatus(t, ns, "train", func(st *batchv1.JobStatus) {
+		st.StartTime, st.Active, st.Ready = ptr.To(metav1.Now()), 2, ptr.To[int32](2)
+	})
+	eventually(t, "PodsReady recorded", func() error {
+		if c := condition(workloadOf(t, j), kueue.WorkloadPodsReady); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("PodsReady %+v", c)
+		}
+		return nil
+	})
+	complete(t, ns, "train")
+	eventually(t, "Workload finished and quota released", func() error {
+		wl := workloadOf(t, j)
+		if c := condition(wl, kueue.WorkloadFinished); c == nil || c.Reason != kueue.WorkloadFinishedSucceeded {
+			return fmt.Errorf("Finished %+v", c)
+		}
+		var q kueue.ClusterQueue
+		if err := env.Client.Get(t.Context(), objectKey("", cq), &q); err != nil {
+			return err
+		}
+		if q.Status.ReservingWorkloads != 0 {
+			return fmt.Errorf("ClusterQueue still reserves for %d workloads", q.Status.ReservingWorkloads)
+		}
+		return nil
+	})
+}
+
+// A high-priority Job preempts a running low-priority one: the victim is
+// suspended with its template restored, its reservation is cleared once
+// its pods are gone, and it runs again when the preemptor completes.
+func TestPreemptedJobIsSuspendedRestoredAndRequeued(t *testing.T) {
+	startManager(t)
+	ns, _, fl := queues(t, "2")
+	create(t, &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-high"}, Value: 100})
+	create(t, newJob(ns, "low", "lq", 2, "1"))
+	waitRunning(t, ns, "low", fl)
+	setJobStatus(t, ns, "low", func(st *batchv1.JobStatus) { st.StartTime, st.Active = ptr.To(metav1.Now()), 2 })
+
+	high := newJob(ns, "high", "lq", 2, "1")
+	high.Labels[jobframework.PriorityClassLabel] = ns + "-high"
+	create(t, high)
+	eventually(t, "the low-priority Job is suspended", func() error {
+		if !ptr.Deref(getJob(t, ns, "low").Spec.Suspend, false) {
+			return fmt.Errorf("still running")
+		}
+		return nil
+	})
+	// Its pods are still there: the quota stays held and the preemptor waits.
+	if !ptr.Deref(getJob(t, ns, "high").Spec.Suspend, false) {
+		t.Fatal("the preemptor started while the victim's pods still run")
+	}
+	// The Job controller deletes the pods and resets startTime.
+	setJobStatus(t, ns, "low", func(st *batchv1.JobStatus) { st.Active, st.StartTime = 0, nil })
+	eventually(t, "the low-priority Job's template is restored", func() error {
+		j := getJob(t, ns, "low")
+		if len(j.Spec.Template.Spec.NodeSelector) != 0 || len(j.Spec.Template.Spec.Tolerations) != 0 {
+			return fmt.Errorf("template not restored: %+v", j.Spec.Template.Spec)
+		}
+		return nil
+	})
+	waitRunning(t, ns, "high", fl)
+	eventually(t, "the victim is requeued", func() error {
+		wl := workloadOf(t, getJob(t, ns, "low"))
+		if c := condition(wl, kueue.WorkloadRequeued); c == nil || c.Status != metav1.ConditionTrue || wl.Status.Admission != nil {
+			return fmt.Errorf("Requeued %+v admission %v", c, wl.Status.Admission)
+		}
+		return nil
+	})
+	complete(t, ns, "high")
+	waitRunning(t, ns, "low", fl)
+}
+
+// A Job without a queue name is left alone; one naming a missing
+// LocalQueue stays suspended with a clear condition on its Workload.
+func TestUnmanagedAndMisconfiguredJobs(t *testing.T) {
+	startManager(t)
+	ns, _, _ := queues(t, "2")
+	plain := newJob(ns, "plain", "", 1, "1")
+	plain.Spec.Suspend = ptr.To(false)
+	create(t, plain, newJob(ns, "lost", "no-such-queue", 1, "1"))
+	eventually(t, "the misconfigured Job's Workload explains itself", func() error {
+		wl := workloadOf(t, getJob(t, ns, "lost"))
+		if wl == nil {
+			return fmt.Errorf("no Workload")
+		}
+		if c := condition(wl, kueue.WorkloadQuotaReserved); c == nil || c.Reason != kueue.WorkloadReasonMisconfigured {
+			return fmt.Errorf("QuotaReserved %+v", c)
+		}
+		return nil
+	})
+	if !ptr.Deref(getJob(t, ns, "lost").Spec.Suspend, false) {
+		t.Fatal("a Job whose queue does not exist must stay suspended")
+	}
+	j := getJob(t, ns, "plain")
+	if ptr.Deref(j.Spec.Suspend, false) || workloadOf(t, j) != nil {
+		t.Fatal("a Job without a queue name must be left alone")
+	}
+}
+
+// A Job with a minimum parallelism runs smaller when the whole does not
+// fit.
+func TestPartialAdmissionRunsSmallerParallelism(t *testing.T) {
+	startManager(t)
+	ns, _, fl := queues(t, "3")
+	j := newJob(ns, "wide", "lq", 5, "1")
+	j.Annotations = map[string]string{batchjob.MinParallelismAnnotation: "2"}
+	create(t, j)
+	got := waitRunning(t, ns, "wide", fl)
+	if p := ptr.Deref(got.Spec.Parallelism, 0); p != 3 {
+		t.Fatalf("parallelism %d, want the 3 that fit", p)
+	}
+}
