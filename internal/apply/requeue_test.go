@@ -83,3 +83,17 @@ func TestEvictAccumulatesExecutionTimeAndNamesDeactivationCause(t *testing.T) {
 		t.Fatal("a deactivation for the maximum execution time resets the accumulated time")
 	}
 }
+
+func TestPendingClearsAStaleAdmission(t *testing.T) {
+	wl := &kueue.Workload{Status: kueue.WorkloadStatus{
+		Admission: &kueue.Admission{ClusterQueue: "cq"},
+		Conditions: []metav1.Condition{
+			{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"},
+			{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted"},
+		},
+	}}
+	st, changed := Pending(wl, kueue.WorkloadReasonMisconfigured, "bad podsets", nil, metav1.Now())
+	if !changed || st.Admission != nil || meta.IsStatusConditionTrue(st.Conditions, kueue.WorkloadAdmitted) {
+		t.Fatalf("a workload set back to pending keeps admission %v, conditions %v", st.Admission, st.Conditions)
+	}
+}

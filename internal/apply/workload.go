@@ -133,9 +133,17 @@ func ClearReservation(wl *kueue.Workload, requeued bool, reason, message string,
 // Pending returns the status of a workload that waits: QuotaReserved=False
 // with the reason and message of the last scheduling attempt.
 // With requests, status.resourceRequests is set to them too.
+// A workload that still had an admission loses it (QuotaReserved=False
+// and an admission never go together).
 func Pending(wl *kueue.Workload, reason, message string, requests []kueue.PodSetRequest, now metav1.Time) (*kueue.WorkloadStatus, bool) {
 	st := AdmissionStatus(wl)
 	changed := SetCondition(&st.Conditions, kueue.WorkloadQuotaReserved, metav1.ConditionFalse, reason, message, wl.Generation, now)
+	if st.Admission != nil {
+		st.Admission = nil
+		SetCondition(&st.Conditions, kueue.WorkloadAdmitted, metav1.ConditionFalse, kueue.WorkloadReasonNoReservation,
+			"The workload has no reservation", wl.Generation, now)
+		changed = true
+	}
 	if requests != nil && !equality.Semantic.DeepEqual(st.ResourceRequests, requests) {
 		st.ResourceRequests = requests
 		changed = true
