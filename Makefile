@@ -53,10 +53,13 @@ $(CONTROLLER_GEN): | $(TOOLS_BIN)
 ##@ Code generation
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs (config/crd/bases) and RBAC (config/rbac).
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs (config/crd/bases), RBAC (config/rbac) and webhooks (config/webhook).
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/kueue/... output:crd:artifacts:config=config/crd/bases
-	$(CONTROLLER_GEN) rbac:roleName=kuota-manager-role paths=./... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./... output:rbac:artifacts:config=config/rbac
+	rm -f config/webhook/manifests.yaml
+	$(CONTROLLER_GEN) webhook paths=./... output:webhook:artifacts:config=config/webhook
+	$(GO) run ./hack/webhookgen config/webhook/manifests.yaml internal/localwebhook/zz_generated.manifests.yaml
 
 .PHONY: verify
 verify: $(CONTROLLER_GEN) ## Fail if generated files are stale, code is unformatted or go vet complains.
@@ -72,6 +75,12 @@ BIN ?= $(CURDIR)/bin
 build: ## Build Kuota's commands into bin/.
 	$(GO) build -o $(BIN)/ ./cmd/...
 
+.PHONY: dist
+dist: $(KUBECTL) ## Build the install bundle dist/install.yaml from config/default (kustomize).
+	@mkdir -p dist
+	$(KUBECTL) kustomize config/default > dist/install.yaml.tmp
+	mv dist/install.yaml.tmp dist/install.yaml
+
 ##@ Test
 
 .PHONY: test
@@ -81,6 +90,13 @@ test: tools verify ## Build what is missing, check generated files, run every te
 .PHONY: test-unit
 test-unit: ## Run the tests that need no control plane.
 	$(GO) test $$($(GO) list ./... | grep -v /test/) -count=1
+
+.PHONY: fuzz
+fuzz: ## Run each webhook fuzz test (FuzzXxx in internal/webhook) for 10 seconds.
+	@for f in $$($(GO) test -list '^Fuzz' ./internal/webhook/ | grep '^Fuzz'); do \
+		echo "fuzzing $$f"; \
+		$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime 10s ./internal/webhook/ || exit 1; \
+	done
 
 ##@ Demo
 

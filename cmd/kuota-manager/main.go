@@ -2,6 +2,8 @@
 // Kubernetes cluster. It reads the Configuration file (config.kueue.x-k8s.io
 // /v1beta2, kind Configuration) given with --config; the kubeconfig comes
 // from --kubeconfig, $KUBECONFIG or the in-cluster service account.
+// --local-webhooks runs it on a developer's host next to a local cluster
+// (docs/design/install.md).
 package main
 
 import (
@@ -14,6 +16,7 @@ import (
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	"github.com/kuota-dev/kuota/internal/app"
+	"github.com/kuota-dev/kuota/internal/webhook"
 )
 
 func main() {
@@ -25,6 +28,8 @@ func main() {
 
 func run() error {
 	configFile := flag.String("config", "", "path to the Configuration file (config.kueue.x-k8s.io/v1beta2); defaults apply when empty")
+	localWebhooks := flag.Bool("local-webhooks", false, "run next to a local cluster: serve webhooks on 127.0.0.1:<webhook.port> "+
+		"with a self-issued certificate kept in webhook.certDir, and register the webhook configurations with that URL")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -38,12 +43,18 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	m, err := app.New(app.Options{RestConfig: restCfg, Config: cfg})
+	m, err := app.New(app.Options{RestConfig: restCfg, Config: cfg, LocalWebhooks: *localWebhooks, Webhooks: webhookSetups(cfg)})
 	if err != nil {
 		return err
 	}
 	ctrl.Log.Info("starting kuota-manager", "namespace", *cfg.Namespace)
 	return m.Start(ctrl.SetupSignalHandler())
+}
+
+// webhookSetups lists the admission webhooks the manager serves: those of
+// Kuota's own kinds and those of the enabled job integrations.
+func webhookSetups(cfg *configapi.Configuration) []func(ctrl.Manager) error {
+	return []func(ctrl.Manager) error{webhook.Setup, app.JobWebhooks(cfg)}
 }
 
 // loadConfig reads the Configuration, or returns the defaults when no file

@@ -1,7 +1,8 @@
 // Package app assembles the Kuota manager: the controller-runtime manager
 // (client, leader election, probes, metrics), the cache, the per-kind
-// controllers, the status reporter and the scheduler, configured from the
-// Configuration file.
+// controllers, the status reporter and the scheduler, and, when webhooks
+// are registered, the webhook server with its certificates (webhooks.go),
+// configured from the Configuration file.
 package app
 
 import (
@@ -46,6 +47,22 @@ type Options struct {
 	// managers in turn (tests); controller-runtime otherwise refuses a
 	// second controller of the same name.
 	SkipControllerNameValidation bool
+
+	// Webhooks register admission webhooks on the manager's webhook server
+	// (mgr.GetWebhookServer()); New calls them after the controllers are
+	// set up. The webhook server and its certificates (internal
+	// management, cert-manager files or local mode) exist only when this
+	// list is non-empty or LocalWebhooks is set.
+	Webhooks []func(ctrl.Manager) error
+	// LocalWebhooks runs the manager as a process next to a local cluster:
+	// it serves webhooks on 127.0.0.1:<webhook.port> with a loopback
+	// certificate kept in webhook.certDir, and registers the webhook
+	// configurations with a url client config (kuota-manager
+	// --local-webhooks; see internal/localwebhook).
+	LocalWebhooks bool
+	// WebhookManifests overrides the webhook configurations local mode
+	// registers (default: the generated config/webhook/manifests.yaml).
+	WebhookManifests []byte
 }
 
 // Manager is an assembled, not yet started, Kuota manager.
@@ -79,7 +96,15 @@ func New(opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(restCfg, managerOptions(opts, scheme))
+	mo := managerOptions(opts, scheme)
+	var hooks *webhookParts
+	if webhooksEnabled(opts) {
+		if hooks, err = newWebhookParts(opts); err != nil {
+			return nil, err
+		}
+		mo.WebhookServer = hooks.server
+	}
+	mgr, err := ctrl.NewManager(restCfg, mo)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
@@ -89,6 +114,11 @@ func New(opts Options) (*Manager, error) {
 	m := &Manager{Manager: mgr, Cache: cache.New()}
 	if err := m.setupControllers(cfg); err != nil {
 		return nil, err
+	}
+	if hooks != nil {
+		if err := hooks.attach(mgr, opts); err != nil {
+			return nil, err
+		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding health check: %w", err)

@@ -142,6 +142,19 @@ func (c *Cache) MarkEvicting(key types.NamespacedName) {
 	}
 }
 
+// UnmarkEvicting undoes MarkEvicting after the eviction could not be
+// written, and wakes the scheduler to decide again.
+func (c *Cache) UnmarkEvicting(key types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a, ok := c.state.Admitted(key); ok && a.Evicting {
+		cp := *a
+		cp.Evicting = false
+		_ = c.state.Replace(&cp)
+		c.notify()
+	}
+}
+
 // Park sets aside a shape (or a single workload) that did not fit.
 func (c *Cache) Park(cq kueue.ClusterQueueReference, shape *workload.Shape, key *types.NamespacedName) {
 	c.mu.Lock()

@@ -6,8 +6,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
@@ -31,23 +34,7 @@ func (s *Scheduler) preempt(ctx context.Context, d *scheduling.Decision, now tim
 		msg := fmt.Sprintf("Preempted to accommodate a workload (UID: %s) due to %s", w.UID, preemptionCause(reason))
 		s.pool.Go(func() {
 			defer s.recoverWrite(victim.Key.String())
-			var wl kueue.Workload
-			if err := s.Client.Get(ctx, victim.Key, &wl); err != nil {
-				s.log.V(1).Info("victim not found", "workload", victim.Key, "error", err.Error())
-				return
-			}
-			st := apply.Evict(&wl, kueue.WorkloadEvictedByPreemption, "", reason, msg, metav1.NewTime(now))
-			if err := s.Writer.WorkloadStatus(ctx, &wl, st, apply.AdmissionManager); err != nil {
-				s.log.V(1).Info("eviction not written", "workload", victim.Key, "error", err.Error())
-				return
-			}
-			s.Recorder.Event(&wl, corev1.EventTypeNormal, "Preempted", msg)
-			s.Recorder.Event(&wl, corev1.EventTypeNormal, "EvictedDueTo"+kueue.WorkloadEvictedByPreemption, msg)
-			metrics.Preempted(string(w.ClusterQueue), reason)
-			if wl.Status.Admission != nil {
-				metrics.Evicted(s.Labels.Of(ctx, &wl, wl.Status.Admission.ClusterQueue),
-					wlcontroller.EvictionOf(&wl, st, kueue.WorkloadEvictedByPreemption, "", now))
-			}
+			s.evict(ctx, victim.Key, w.ClusterQueue, reason, msg, now)
 		})
 	}
 	preempting := *w
@@ -55,6 +42,43 @@ func (s *Scheduler) preempt(ctx context.Context, d *scheduling.Decision, now tim
 	preempting.Hint = d.Hint()
 	s.Cache.Requeue(&preempting)
 	s.writePending(ctx, d, now)
+}
+
+// evictAttempts bounds the retries of an eviction write that conflicts
+// with another writer (the job side updating the victim, say).
+const evictAttempts = 5
+
+// evict writes a victim's eviction, rereading it after a conflict. If it
+// cannot be written the victim is no longer counted as evicting, and the
+// next cycle decides again.
+func (s *Scheduler) evict(ctx context.Context, key types.NamespacedName, preemptor kueue.ClusterQueueReference, reason, msg string, now time.Time) {
+	var err error
+	for attempt := range evictAttempts {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+		}
+		var wl kueue.Workload
+		if err = s.Client.Get(ctx, key, &wl); err != nil {
+			break
+		}
+		if wl.Status.Admission == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted) {
+			return // gone from the quota already, or evicted by someone else
+		}
+		st := apply.Evict(&wl, kueue.WorkloadEvictedByPreemption, "", reason, msg, metav1.NewTime(now))
+		if err = s.Writer.WorkloadStatus(ctx, &wl, st, apply.AdmissionManager); err == nil {
+			s.Recorder.Event(&wl, corev1.EventTypeNormal, "Preempted", msg)
+			s.Recorder.Event(&wl, corev1.EventTypeNormal, "EvictedDueTo"+kueue.WorkloadEvictedByPreemption, msg)
+			metrics.Preempted(string(preemptor), reason)
+			metrics.Evicted(s.Labels.Of(ctx, &wl, wl.Status.Admission.ClusterQueue),
+				wlcontroller.EvictionOf(&wl, st, kueue.WorkloadEvictedByPreemption, "", now))
+			return
+		}
+		if !apierrors.IsConflict(err) {
+			break
+		}
+	}
+	s.log.Info("eviction not written, to be decided again", "workload", key, "error", err.Error())
+	s.Cache.UnmarkEvicting(key)
 }
 
 // preemptionCause words a preemption reason for messages.

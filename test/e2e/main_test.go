@@ -1,0 +1,73 @@
+// Package e2e runs Kuota end to end on a local cluster: kube-apiserver,
+// etcd, kube-controller-manager (its Job controller creates pods),
+// kube-scheduler and kwok (fake nodes whose pods run and complete), all
+// started by internal/devcluster from the binaries `make tools` builds, and
+// kuota-manager as a process on the host, serving its webhooks locally.
+// Users' Jobs go through the real admission chain.
+//
+// Throughout the run a watcher checks that no pod of a managed Job exists
+// before its Workload was admitted: every such pod must come from the
+// admitted template (it carries the Workload's name) and that Workload
+// must exist.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kuota-dev/kuota/internal/devcluster"
+	"github.com/kuota-dev/kuota/internal/testutil"
+)
+
+var suite *harness
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	bin, err := testutil.ToolsBin()
+	if err == nil {
+		_, err = devcluster.LocateTools(bin)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: skipped, control-plane binaries not built (run `make tools`): %v\n", err)
+		return 0
+	}
+	tmp, err := os.MkdirTemp("", "kuota-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	h, err := setUp(ctx, bin, tmp)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: setting up:", err)
+		if h != nil {
+			h.tearDown()
+			h.dumpLog(os.Stderr)
+		}
+		return 1
+	}
+	suite = h
+	code := m.Run()
+	if v := h.pods.violations(); len(v) > 0 {
+		fmt.Fprintln(os.Stderr, "e2e: pods of managed Jobs created before admission:")
+		for _, s := range v {
+			fmt.Fprintln(os.Stderr, "  "+s)
+		}
+		code = 1
+	}
+	if code != 0 {
+		h.dumpLog(os.Stderr)
+	}
+	h.tearDown()
+	return code
+}
+
+// logPath is where the manager's log goes (kept when a test fails).
+func logPath(tmp string) string { return filepath.Join(tmp, "kuota-manager.log") }
