@@ -84,18 +84,23 @@ dist: $(KUBECTL) ## Build the install bundle dist/install.yaml from config/defau
 ##@ Test
 
 .PHONY: test
-test: tools verify ## Build what is missing, check generated files, run every test (unit, envtest, local cluster).
+test: tools verify ## Build what is missing, check generated files, run every test (unit, envtest, local cluster) and a short fuzzing pass.
 	$(GO) test ./... -count=1 -timeout 20m
+	$(MAKE) fuzz FUZZTIME=5s
 
 .PHONY: test-unit
 test-unit: ## Run the tests that need no control plane.
 	$(GO) test $$($(GO) list ./... | grep -v /test/) -count=1
 
 .PHONY: fuzz
-fuzz: ## Run each webhook fuzz test (FuzzXxx in internal/webhook) for 10 seconds.
-	@for f in $$($(GO) test -list '^Fuzz' ./internal/webhook/ | grep '^Fuzz'); do \
-		echo "fuzzing $$f"; \
-		$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime 10s ./internal/webhook/ || exit 1; \
+FUZZTIME ?= 10s
+FUZZ_PACKAGES := ./internal/webhook/ ./internal/integrations/batchjob/
+fuzz: ## Run each webhook fuzz test (FuzzXxx) for FUZZTIME (default 10s).
+	@for p in $(FUZZ_PACKAGES); do \
+		for f in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz'); do \
+			echo "fuzzing $$p $$f for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
+		done; \
 	done
 
 ##@ Demo
