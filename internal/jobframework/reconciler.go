@@ -3,6 +3,7 @@ package jobframework
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -71,7 +73,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if msg, success, finished := job.Finished(); finished {
 		return ctrl.Result{}, r.finish(ctx, wl, msg, success)
 	}
-	if wl == nil {
+	if prebuilt := obj.GetLabels()[PrebuiltWorkloadLabel]; prebuilt != "" {
+		if wl == nil {
+			// The named Workload is created by someone else; its creation
+			// brings the job back here (through the Workload watch once it
+			// is owned, or the job's next change).
+			return ctrl.Result{RequeueAfter: prebuiltRetry}, r.holdJob(ctx, job)
+		}
+		if done, err := r.adopt(ctx, obj, wl); done || err != nil {
+			return ctrl.Result{}, err
+		}
+	} else if wl == nil {
 		return ctrl.Result{}, r.createWorkload(ctx, job)
 	}
 	if !wl.DeletionTimestamp.IsZero() || isEvicted(wl) {
@@ -111,6 +123,43 @@ func (r *Reconciler) workloadOf(ctx context.Context, obj client.Object) (*kueue.
 		return nil, fmt.Errorf("reading Workload %s: %w", name, err)
 	}
 	return &wl, nil
+}
+
+// prebuiltRetry is how often a job waits for its prebuilt Workload.
+const prebuiltRetry = 5 * time.Second
+
+// holdJob suspends a job that runs without its Workload.
+func (r *Reconciler) holdJob(ctx context.Context, job Job) error {
+	if job.IsSuspended() {
+		return nil
+	}
+	job.Suspend()
+	if err := r.Client.Update(ctx, job.Object()); err != nil {
+		return fmt.Errorf("suspending %s: %w", job.Object().GetName(), err)
+	}
+	r.Recorder.Event(job.Object(), corev1.EventTypeNormal, "Stopped", "Suspended until its Workload exists and is admitted")
+	return nil
+}
+
+// adopt makes the job the controller owner of its prebuilt Workload, so
+// that Workload changes reach the job and the Workload goes with it. It
+// reports whether it wrote.
+func (r *Reconciler) adopt(ctx context.Context, obj client.Object, wl *kueue.Workload) (bool, error) {
+	if metav1.IsControlledBy(wl, obj) {
+		return false, nil
+	}
+	if owner := metav1.GetControllerOf(wl); owner != nil {
+		return true, fmt.Errorf("prebuilt Workload %s is already controlled by %s %s", wl.Name, owner.Kind, owner.Name)
+	}
+	gvk := r.Integration.GVK
+	wl.OwnerReferences = append(wl.OwnerReferences, metav1.OwnerReference{
+		APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: obj.GetName(), UID: obj.GetUID(),
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	})
+	if err := r.Client.Update(ctx, wl); err != nil {
+		return true, fmt.Errorf("adopting prebuilt Workload %s: %w", wl.Name, err)
+	}
+	return true, nil
 }
 
 // createWorkload creates the job's Workload, suspending the job first if

@@ -3,6 +3,7 @@ package jobs
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -151,5 +152,33 @@ func TestPartialAdmissionRunsSmallerParallelism(t *testing.T) {
 	got := waitRunning(t, ns, "wide", fl)
 	if p := ptr.Deref(got.Spec.Parallelism, 0); p != 3 {
 		t.Fatalf("parallelism %d, want the 3 that fit", p)
+	}
+}
+
+// A Job naming a prebuilt Workload waits for it, adopts it, and runs when
+// it is admitted; no other Workload is created.
+func TestJobUsesItsPrebuiltWorkload(t *testing.T) {
+	startManager(t)
+	ns, _, fl := queues(t, "4")
+	j := newJob(ns, "pre", "lq", 1, "1")
+	j.Labels[jobframework.PrebuiltWorkloadLabel] = "ready-made"
+	create(t, j)
+	time.Sleep(time.Second)
+	if wl := workloadOf(t, getJob(t, ns, "pre")); wl != nil {
+		t.Fatal("a Job with a prebuilt Workload name must not get a Workload of its own")
+	}
+	podSets, err := batchjob.New(getJob(t, ns, "pre")).PodSets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ready-made"},
+		Spec: kueue.WorkloadSpec{QueueName: "lq", PodSets: podSets}})
+	waitRunning(t, ns, "pre", fl)
+	var wl kueue.Workload
+	if err := env.Client.Get(t.Context(), objectKey(ns, "ready-made"), &wl); err != nil {
+		t.Fatal(err)
+	}
+	if !metav1.IsControlledBy(&wl, getJob(t, ns, "pre")) {
+		t.Fatalf("the prebuilt Workload is not owned by its Job: %+v", wl.OwnerReferences)
 	}
 }
