@@ -105,21 +105,12 @@ fuzz: ## Run each webhook fuzz test (FuzzXxx) for FUZZTIME (default 10s).
 
 ##@ Demo
 
-DEMO_KUBECONFIG = $(CURDIR)/.cache/kwok/clusters/kuota/kubeconfig.yaml
+# Extra flags of `kuota demo`, e.g. make demo DEMO_FLAGS="--keep --seed 7".
+DEMO_FLAGS ?=
 
 .PHONY: demo
-demo: tools build ## Start a local cluster, install the CRDs and a sample queue setup, and show it.
-	$(BIN)/kuota dev up --nodes 0 --node-cpu 16 --node-memory 64Gi \
-		--node-group on-demand:2:kuota.dev/pool=on-demand --node-group spot:2:kuota.dev/pool=spot
-	$(KUBECTL) --kubeconfig $(DEMO_KUBECONFIG) apply --server-side -f config/crd/bases
-	$(KUBECTL) --kubeconfig $(DEMO_KUBECONFIG) wait --for condition=Established --timeout 60s crd --all
-	$(KUBECTL) --kubeconfig $(DEMO_KUBECONFIG) apply --server-side -f config/samples/demo-setup.yaml
-	$(KUBECTL) --kubeconfig $(DEMO_KUBECONFIG) get nodes -L kuota.dev/pool
-	$(KUBECTL) --kubeconfig $(DEMO_KUBECONFIG) get resourceflavors,cohorts,clusterqueues,workloadpriorityclasses -o wide
-	$(KUBECTL) --kubeconfig $(DEMO_KUBECONFIG) get localqueues -A
-	@echo ""
-	@echo "Local cluster is up. Use it with: export KUBECONFIG=$(DEMO_KUBECONFIG)"
-	@echo "Stop it with: $(BIN)/kuota dev down"
+demo: tools build ## Show Kuota at work (about 2 minutes): two teams' GPU jobs queued, borrowed and preempted on a local cluster.
+	$(BIN)/kuota demo --manager $(BIN)/kuota-manager $(DEMO_FLAGS)
 
 .PHONY: demo-down
 demo-down: build ## Stop the local demo cluster.

@@ -28,7 +28,7 @@ var Integration = jobframework.Integration{
 
 func setupWebhook(mgr ctrl.Manager, opts jobframework.Options) error {
 	in := jobframework.Integration{Name: "batch/job", GVK: GVK, NewJob: New}
-	w := &jobframework.Webhook{Client: mgr.GetClient(), Integration: in, Options: opts, Validate: validate}
+	w := &jobframework.Webhook{Client: jobframework.LiveFallback{Cached: mgr.GetClient(), Live: mgr.GetAPIReader()}, Integration: in, Options: opts, Validate: validate}
 	return jobframework.SetupWebhook(mgr, &batchv1.Job{}, w)
 }
 
