@@ -90,7 +90,7 @@ test: tools verify ## Build what is missing, check generated files, run every te
 
 .PHONY: test-unit
 test-unit: ## Run the tests that need no control plane.
-	$(GO) test $$($(GO) list ./... | grep -v /test/) -count=1
+	$(GO) test $$($(GO) list ./... | grep -v -e /test/ -e /bench/internal/runner) -count=1
 
 .PHONY: fuzz
 FUZZTIME ?= 10s
@@ -102,6 +102,18 @@ fuzz: ## Run each webhook fuzz test (FuzzXxx) for FUZZTIME (default 10s).
 			$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
 		done; \
 	done
+
+##@ Benchmark
+
+# Scenario of `make bench`: a name in bench/scenarios (baseline, one-cohort,
+# large-scale, smoke) or a path to a generator file.
+SCENARIO ?= baseline
+# Extra flags of kuota-bench, e.g. make bench BENCH_FLAGS="--pprof --timeout 30m".
+BENCH_FLAGS ?=
+
+.PHONY: bench
+bench: tools build ## Run a scalability scenario (SCENARIO=baseline); results in bench/results/<scenario>-<time>/ (bench/README.md).
+	$(GO) run ./bench/cmd/kuota-bench --scenario $(SCENARIO) --manager $(BIN)/kuota-manager $(BENCH_FLAGS)
 
 ##@ Demo
 

@@ -1,0 +1,88 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kuota-dev/kuota/bench/internal/summary"
+)
+
+// logWriter turns progress lines into test log lines.
+type logWriter struct{ t *testing.T }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// TestSmoke runs the smoke scenario end to end (control plane, manager
+// built and run as a process, 240 workloads) and checks what must hold
+// on any machine: every workload admitted and finished, a clean audit,
+// the manager's writes counted and the results written. It asserts no
+// timings.
+func TestSmoke(t *testing.T) {
+	if _, err := ToolsBin(); errors.Is(err, ErrNoTools) {
+		t.Skipf("skipping the smoke benchmark: %v", err)
+	}
+	log.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	s, err := Run(ctx, Options{Scenario: "smoke", Out: out, Timeout: 2 * time.Minute, Log: logWriter{t}})
+	if s != nil {
+		var b strings.Builder
+		if rerr := summary.Render(&b, s); rerr == nil {
+			t.Logf("summary:\n%s", b.String())
+		}
+	}
+	if err != nil {
+		t.Fatalf("smoke run: %v", err)
+	}
+	if !s.Completed || s.Workloads != 240 || s.Created != s.Workloads || s.Finished != s.Workloads {
+		t.Errorf("completed %v: %d workloads, %d created, %d finished; want all 240 created and finished",
+			s.Completed, s.Workloads, s.Created, s.Finished)
+	}
+	if s.Admitted != s.Workloads || s.Admissions < s.Workloads {
+		t.Errorf("%d workloads admitted, %d admissions; want every workload admitted at least once", s.Admitted, s.Admissions)
+	}
+	if s.Audit == nil || s.Audit.Error != "" || s.Audit.Violations != 0 {
+		t.Errorf("audit = %+v, want no violations", s.Audit)
+	}
+	if len(s.Problems) > 0 {
+		t.Errorf("problems: %v", s.Problems)
+	}
+	if s.Writes == nil || s.Writes.WorkloadWrites == 0 || s.Writes.ClusterQueueStatus == 0 {
+		t.Errorf("manager writes = %+v, want writes to workloads and clusterqueues/status counted", s.Writes)
+	}
+	checkResults(t, out)
+}
+
+// checkResults reads back what the run wrote.
+func checkResults(t *testing.T, out string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(out, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back summary.Summary
+	if err := yaml.UnmarshalStrict(data, &back); err != nil || !back.Completed || back.Scenario != "smoke" {
+		t.Errorf("summary.yaml = %v (scenario %q, completed %v), want the smoke run, completed", err, back.Scenario, back.Completed)
+	}
+	for _, name := range []string{TableFile, EventsFile, "scenario-smoke.yaml"} {
+		if info, err := os.Stat(filepath.Join(out, name)); err != nil || info.Size() == 0 {
+			t.Errorf("%s: %v, want a non-empty file", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "audit.log")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("audit.log left behind: %v", err)
+	}
+}
