@@ -115,6 +115,15 @@ func (c *Cache) Assume(a *state.Admitted, resourceVersion string) error {
 	return nil
 }
 
+// Assumed reports whether an admission of the workload is assumed and not
+// yet confirmed by the API server.
+func (c *Cache) Assumed(key types.NamespacedName) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.assumed[key]
+	return ok
+}
+
 // Forget undoes Assume after a failed write: the quota is released and the
 // workload is handed back to its controller, which queues it again from
 // the latest version of the object (the failure often means the object

@@ -35,6 +35,7 @@ func (s *Scheduler) admit(ctx context.Context, d *scheduling.Decision, snap *sta
 		s.log.Info("skipping admission", "workload", w.Key, "reason", err.Error())
 		return
 	}
+	s.pending.forget(w.Key)
 	s.pool.Go(func() {
 		defer s.recoverWrite(w.Key.String())
 		var wl kueue.Workload

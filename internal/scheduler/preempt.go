@@ -61,11 +61,19 @@ func (s *Scheduler) evict(ctx context.Context, key types.NamespacedName, preempt
 		if err = s.Client.Get(ctx, key, &wl); err != nil {
 			break
 		}
-		if wl.Status.Admission == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted) {
-			return // gone from the quota already, or evicted by someone else
+		if wl.Status.Admission == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted) ||
+			meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+			return // gone from the quota already, finished, or evicted by someone else
 		}
 		st := apply.Evict(&wl, kueue.WorkloadEvictedByPreemption, "", reason, msg, metav1.NewTime(now))
+		cleared := len(wl.OwnerReferences) == 0
+		if cleared {
+			st = clearedAtOnce(&wl, st, msg, now)
+		}
 		if err = s.Writer.WorkloadStatus(ctx, &wl, st, apply.AdmissionManager); err == nil {
+			if cleared {
+				metrics.EvictionCompleted(string(wl.Status.Admission.ClusterQueue), kueue.WorkloadEvictedByPreemption, 0)
+			}
 			s.Recorder.Event(&wl, corev1.EventTypeNormal, "Preempted", msg)
 			s.Recorder.Event(&wl, corev1.EventTypeNormal, "EvictedDueTo"+kueue.WorkloadEvictedByPreemption, msg)
 			metrics.Preempted(string(preemptor), reason)
@@ -98,4 +106,15 @@ func preemptionCause(reason string) string {
 
 func resourcesToQuantity(name corev1.ResourceName, a resources.Amount) resource.Quantity {
 	return resources.ToQuantity(name, a)
+}
+
+// clearedAtOnce adds the release of the reservation to an eviction's
+// status. A workload without a job has no pods to stop, so it gives its
+// quota back in the same write that evicts it, instead of a second write
+// once the eviction is observed.
+func clearedAtOnce(wl *kueue.Workload, evicted *kueue.WorkloadStatus, msg string, now time.Time) *kueue.WorkloadStatus {
+	next := wl.DeepCopy()
+	next.Status = *evicted
+	return apply.ClearReservation(next, apply.RequeuedAtOnce(next, kueue.WorkloadEvictedByPreemption, now),
+		kueue.WorkloadEvictedByPreemption, msg, metav1.NewTime(now))
 }

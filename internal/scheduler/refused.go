@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,73 +36,45 @@ func (s *Scheduler) refused(ctx context.Context, d *scheduling.Decision, snap *s
 	s.writePending(ctx, d, now)
 }
 
-// pendingWrites remembers what was last written for each pending workload,
-// so that conditions are rewritten only when the reason changes, or the
-// message changes and some time passed: a deep queue must not cost a write
-// per workload per cycle.
-type pendingWrites struct {
-	mu   sync.Mutex
-	last map[types.NamespacedName]pendingNote
-}
-
-type pendingNote struct {
-	reason, message string
-	at              time.Time
-}
-
-func newPendingWrites() *pendingWrites {
-	return &pendingWrites{last: map[types.NamespacedName]pendingNote{}}
-}
-
-// messageRefresh is how often a changed message (same reason) is written.
-const messageRefresh = 30 * time.Second
-
-// due reports whether the note differs enough from the last one written,
-// and records it if so.
-func (p *pendingWrites) due(key types.NamespacedName, n pendingNote) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	prev, ok := p.last[key]
-	if ok && prev.reason == n.reason && (prev.message == n.message || n.at.Sub(prev.at) < messageRefresh) {
-		return false
-	}
-	if len(p.last) > 200000 {
-		clear(p.last)
-	}
-	p.last[key] = n
-	return true
-}
-
 // writePending writes QuotaReserved=False with the decision's reason.
 func (s *Scheduler) writePending(ctx context.Context, d *scheduling.Decision, now time.Time) {
 	warn := d.Reason != scheduling.WaitingForPreemptedWorkloads
-	s.writeWaiting(ctx, d.Workload, d.Reason.ConditionReason(), d.Explain(), warn, now)
+	s.writeWaiting(ctx, d.Workload, d.Reason.ConditionReason(), d.Explain, warn, now)
 }
 
-// writeWaiting writes QuotaReserved=False with a reason and message, and a
-// Warning event when warn is set, unless the same was written recently.
-func (s *Scheduler) writeWaiting(ctx context.Context, w *workload.Info, reason, message string, warn bool, now time.Time) {
-	if !s.pending.due(w.Key, pendingNote{reason: reason, message: message, at: now}) {
+// writeWaiting records why a workload waits (QuotaReserved=False with a
+// reason and message, and a Warning event when warn is set). The write is
+// deferred and coalesced (see pendingWrites): most workloads are admitted
+// before it is due and never get one.
+func (s *Scheduler) writeWaiting(ctx context.Context, w *workload.Info, reason string, explain func() string, warn bool, now time.Time) {
+	requests := func() []kueue.PodSetRequest { return ResourceRequests(w.Shape) }
+	s.pending.note(w.Key, reason, now, func() pendingNote {
+		return pendingNote{reason: reason, message: explain(), warn: warn, requests: requests()}
+	})
+}
+
+// sendPending writes a note that came due, unless the workload was
+// admitted or changed hands meanwhile.
+func (s *Scheduler) sendPending(ctx context.Context, key types.NamespacedName, n pendingNote, now time.Time) {
+	defer s.recoverWrite(key.String())
+	if s.Cache.Assumed(key) {
 		return
 	}
-	s.pool.Go(func() {
-		defer s.recoverWrite(w.Key.String())
-		var wl kueue.Workload
-		if err := s.Client.Get(ctx, w.Key, &wl); err != nil || wl.Status.Admission != nil {
-			return
-		}
-		st, changed := apply.Pending(&wl, reason, message, ResourceRequests(w.Shape), metav1.NewTime(now))
-		if !changed {
-			return
-		}
-		if err := s.Writer.WorkloadStatus(ctx, &wl, st, apply.AdmissionManager); err != nil {
-			s.log.V(2).Info("pending status not written", "workload", w.Key, "error", err.Error())
-			return
-		}
-		if warn {
-			s.Recorder.Event(&wl, corev1.EventTypeWarning, "Pending", message)
-		}
-	})
+	var wl kueue.Workload
+	if err := s.Client.Get(ctx, key, &wl); err != nil || wl.Status.Admission != nil {
+		return
+	}
+	st, changed := apply.Pending(&wl, n.reason, n.message, n.requests, metav1.NewTime(now))
+	if !changed {
+		return
+	}
+	if err := s.Writer.WorkloadStatus(ctx, &wl, st, apply.AdmissionManager); err != nil {
+		s.log.V(2).Info("pending status not written", "workload", key, "error", err.Error())
+		return
+	}
+	if n.warn {
+		s.Recorder.Event(&wl, corev1.EventTypeWarning, "Pending", n.message)
+	}
 }
 
 // ResourceRequests lists the total requests of each PodSet of a shape, as

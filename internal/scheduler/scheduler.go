@@ -9,6 +9,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/types"
 	"runtime/debug"
 	"time"
 
@@ -83,7 +84,21 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.pool = apply.NewPool(workers)
 	defer s.pool.Close()
-	s.pending = newPendingWrites()
+	s.pending = newPendingWrites(func(key types.NamespacedName, n pendingNote, at time.Time) {
+		s.pool.Go(func() { s.sendPending(ctx, key, n, at) })
+	}, s.now)
+	pendingCtx, stopPending := context.WithCancel(ctx)
+	pendingDone := make(chan struct{})
+	go func() {
+		defer close(pendingDone)
+		s.pending.run(pendingCtx)
+	}()
+	// Runs before the writers close: nothing is sent to them afterwards.
+	defer func() {
+		stopPending()
+		<-pendingDone
+		s.pending.stop()
+	}()
 	s.log.Info("scheduler started")
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -138,7 +153,7 @@ func (s *Scheduler) cycle(ctx context.Context) {
 			report.Admitted--
 			heldBack = true
 			s.writeWaiting(ctx, d.Workload, kueue.WorkloadReasonWaitingForPodsReady,
-				"Waiting for all admitted workloads to be in the PodsReady condition", false, start)
+				func() string { return "Waiting for all admitted workloads to be in the PodsReady condition" }, false, start)
 		case d.Admit:
 			s.admit(ctx, d, snap, start)
 			// Sequential admission: the next waits for this one's pods.

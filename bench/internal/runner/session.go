@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +27,13 @@ type session struct {
 	mgr                   *benchenv.Manager
 	cpStopped, mgrStopped bool
 }
+
+// The API server is profiled once, over apiProfileLength, starting
+// apiProfileDelay into the schedule.
+const (
+	apiProfileDelay  = 10 * time.Second
+	apiProfileLength = 30 * time.Second
+)
 
 func (s *session) cleanup() {
 	if s.mgr != nil && !s.mgrStopped {
@@ -84,8 +92,11 @@ func (s *session) execute(ctx context.Context) (*summary.Input, error) {
 func (s *session) measure(ctx, runCtx context.Context, d *driver.Driver, stopDriver context.CancelFunc) *summary.Input {
 	in := &summary.Input{Scenario: s.sc.name, Plan: s.sc.plan, WorkloadClasses: s.sc.cfg.WorkloadClasses(), Targets: s.sc.targets}
 	var prof *benchenv.Profiler
+	var apiProf <-chan error
 	if s.o.Pprof {
 		prof = s.mgr.StartCPUProfile(s.o.Out, s.o.ProfileSlice)
+		apiProf = benchenv.APIServerProfile(runCtx, s.cp.Config, apiProfileDelay, apiProfileLength,
+			filepath.Join(s.o.Out, "apiserver-cpu.pprof"))
 	}
 	smp := startSampler(s.mgr.PID, sampleEvery)
 	before := take(s.mgr.PID, s.cp.APIServerPID, s.cp.EtcdPID)
@@ -110,6 +121,13 @@ func (s *session) measure(ctx, runCtx context.Context, d *driver.Driver, stopDri
 			s.o.logf("CPU profile: %v", err)
 		} else {
 			s.o.logf("CPU profile in %s", path)
+		}
+	}
+	if apiProf != nil {
+		if err := <-apiProf; err != nil {
+			s.o.logf("%v", err)
+		} else {
+			s.o.logf("API server CPU profile in %s", filepath.Join(s.o.Out, "apiserver-cpu.pprof"))
 		}
 	}
 	stopDriver()
