@@ -16,7 +16,7 @@ import (
 // are ClusterQueue statuses that disagree with the workloads: the manager
 // publishes status shortly after the last finish, and a status not yet
 // published is not a broken invariant. Any other violation is final.
-const auditSettle = 15 * time.Second
+const auditSettle = 30 * time.Second
 
 // runAudit runs the auditor (what `kuota audit` runs) against the API
 // server and returns its verdict.

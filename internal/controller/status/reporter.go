@@ -7,10 +7,10 @@ package status
 
 import (
 	"context"
-	"fmt"
+	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -39,6 +39,11 @@ type Reporter struct {
 	Loaded <-chan struct{}
 
 	published published
+	// written remembers the last status written to each object (by UID):
+	// the cache may not show a write yet, and a status computed meanwhile
+	// that equals the stale cached one must still be written.
+	written   map[types.UID]any
+	writtenMu sync.Mutex
 }
 
 // NeedLeaderElection: only the leader writes status.
@@ -87,59 +92,34 @@ func (r *Reporter) Refresh(ctx context.Context) error {
 	if r.OnRefresh != nil {
 		r.OnRefresh(st)
 	}
-	var firstErr error
-	note := func(err error) {
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
+	w := r.newWrites(ctx)
 	var cqs kueue.ClusterQueueList
 	cqErr := r.Client.List(ctx, &cqs)
-	note(cqErr)
+	w.note(cqErr)
 	for i := range cqs.Items {
 		cq := &cqs.Items[i]
-		want := st.ClusterQueue(cq)
-		note(r.write(ctx, cq, &cq.Status, want))
+		w.write(cq, &cq.Status, st.ClusterQueue(cq))
 	}
 	var lqs kueue.LocalQueueList
 	lqErr := r.Client.List(ctx, &lqs)
-	note(lqErr)
+	w.note(lqErr)
 	for i := range lqs.Items {
 		lq := &lqs.Items[i]
-		note(r.write(ctx, lq, &lq.Status, st.LocalQueue(lq)))
+		w.write(lq, &lq.Status, st.LocalQueue(lq))
 	}
+	if r.FairSharing {
+		var cohorts kueue.CohortList
+		w.note(r.Client.List(ctx, &cohorts))
+		for i := range cohorts.Items {
+			co := &cohorts.Items[i]
+			w.write(co, &co.Status, st.Cohort(co))
+		}
+	}
+	err := w.wait()
 	if cqErr == nil && lqErr == nil {
 		// Writes updated the listed objects in place, so conditions are
 		// current.
 		r.reportMetrics(st, cqs.Items, lqs.Items)
 	}
-	if r.FairSharing {
-		var cohorts kueue.CohortList
-		note(r.Client.List(ctx, &cohorts))
-		for i := range cohorts.Items {
-			co := &cohorts.Items[i]
-			note(r.write(ctx, co, &co.Status, st.Cohort(co)))
-		}
-	}
-	return firstErr
-}
-
-// write replaces the object's status with want when they differ.
-func (r *Reporter) write(ctx context.Context, obj client.Object, current, want any) error {
-	if equality.Semantic.DeepEqual(current, want) {
-		return nil
-	}
-	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
-	switch o := obj.(type) {
-	case *kueue.ClusterQueue:
-		o.Status = *want.(*kueue.ClusterQueueStatus)
-	case *kueue.LocalQueue:
-		o.Status = *want.(*kueue.LocalQueueStatus)
-	case *kueue.Cohort:
-		o.Status = *want.(*kueue.CohortStatus)
-	}
-	if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
-		return fmt.Errorf("writing status of %s: %w", obj.GetName(), err)
-	}
-	return nil
+	return err
 }
