@@ -42,7 +42,7 @@ type Reporter struct {
 	// written remembers the last status written to each object (by UID):
 	// the cache may not show a write yet, and a status computed meanwhile
 	// that equals the stale cached one must still be written.
-	written   map[types.UID]any
+	written   map[types.UID]writtenStatus
 	writtenMu sync.Mutex
 }
 

@@ -16,6 +16,13 @@ import (
 // stale for seconds.
 const statusWriters = 8
 
+// writtenStatus is the last status written to an object, and the
+// resourceVersion the object had before.
+type writtenStatus struct {
+	base   string
+	status any
+}
+
 // writes is one refresh's status writes, sent in parallel.
 type writes struct {
 	r       *Reporter
@@ -30,7 +37,7 @@ type writes struct {
 func (r *Reporter) newWrites(ctx context.Context) *writes {
 	r.writtenMu.Lock()
 	if r.written == nil {
-		r.written = map[types.UID]any{}
+		r.written = map[types.UID]writtenStatus{}
 	}
 	r.writtenMu.Unlock()
 	return &writes{r: r, ctx: ctx, slots: make(chan struct{}, statusWriters), present: map[types.UID]bool{}}
@@ -48,16 +55,24 @@ func (w *writes) note(err error) {
 }
 
 // write replaces the object's status with want when it differs from what
-// the cache holds or from what was last written.
+// the API server holds: the cached status, or our last write while the
+// cache does not show it yet.
 func (w *writes) write(obj client.Object, current, want any) {
 	uid := obj.GetUID()
 	w.present[uid] = true
 	w.r.writtenMu.Lock()
 	last, known := w.r.written[uid]
 	w.r.writtenMu.Unlock()
-	if equality.Semantic.DeepEqual(current, want) && (!known || equality.Semantic.DeepEqual(last, want)) {
+	// While the cache still shows the version our last write replaced,
+	// what the API server holds is that write.
+	holds := current
+	if known && obj.GetResourceVersion() == last.base {
+		holds = last.status
+	}
+	if equality.Semantic.DeepEqual(holds, want) {
 		return
 	}
+	base := obj.GetResourceVersion()
 	// The whole status is replaced (a JSON patch adding /status), so the
 	// write does not depend on how current the cached object is.
 	data, err := json.Marshal([]map[string]any{{"op": "add", "path": "/status", "value": want}})
@@ -77,7 +92,7 @@ func (w *writes) write(obj client.Object, current, want any) {
 			return
 		}
 		w.r.writtenMu.Lock()
-		w.r.written[uid] = want
+		w.r.written[uid] = writtenStatus{base: base, status: want}
 		w.r.writtenMu.Unlock()
 	}()
 }
