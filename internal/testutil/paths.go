@@ -1,6 +1,7 @@
 // Package testutil holds helpers shared by Kuota's tests: locating the
 // repository, the shared reference data and the cached tool binaries, and
-// builders for API objects. It is never imported by production code.
+// builders for API objects. The manager and the CLI never import it; the
+// benchmark harness (bench/) uses its path helpers.
 package testutil
 
 import (

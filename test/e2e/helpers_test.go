@@ -17,6 +17,7 @@ import (
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/integrations/batchjob"
 	"github.com/kuota-dev/kuota/internal/jobframework"
+	"github.com/kuota-dev/kuota/internal/testutil"
 )
 
 // namespace creates a namespace for the test, deleted at cleanup.
@@ -85,17 +86,10 @@ func job(ns, name, queue string, parallelism, completions int32, cpu string) *ba
 	}
 }
 
+// eventually polls cond until it holds or the timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s: not true after %s: %v", what, timeout, err)
+	testutil.Eventually(t, timeout, 100*time.Millisecond, what, cond)
 }
 
 func getJob(t *testing.T, ns, name string) *batchv1.Job {

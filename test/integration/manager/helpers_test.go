@@ -18,6 +18,7 @@ import (
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/testutil"
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
@@ -117,15 +118,7 @@ func newWorkload(ns, name, lq string, count int32, cpu string, priority int32) *
 // eventually polls cond until it holds or the timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s: not true after %s: %v", what, timeout, err)
+	testutil.Eventually(t, timeout, 50*time.Millisecond, what, cond)
 }
 
 func getWorkload(t *testing.T, ns, name string) *kueue.Workload {

@@ -21,6 +21,7 @@ import (
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	"github.com/kuota-dev/kuota/internal/app"
+	"github.com/kuota-dev/kuota/internal/testutil"
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
@@ -101,18 +102,8 @@ func startManager(t *testing.T, opts app.Options) func() {
 	return stop
 }
 
-// eventually polls cond until it returns nil or the timeout passes.
+// eventually polls cond until it holds or the timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testutil.Eventually(t, timeout, 100*time.Millisecond, what, cond)
 }
