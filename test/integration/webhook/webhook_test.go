@@ -143,11 +143,11 @@ func TestKueueExamplesAreAccepted(t *testing.T) {
 		t.Fatalf("found only %d objects of the webhooks' kinds in Kueue's examples; the reference data looks incomplete", len(objs))
 	}
 	for _, ex := range objs {
-		if ex.obj.GetNamespace() == "" && ex.obj.GetKind() == "Workload" {
-			ex.obj.SetNamespace("default")
+		if ex.Obj.GetNamespace() == "" && ex.Obj.GetKind() == "Workload" {
+			ex.Obj.SetNamespace("default")
 		}
-		if err := k8s.Create(ctx, ex.obj, client.DryRunAll); err != nil {
-			t.Errorf("%s: %s %s rejected: %v", ex.file, ex.obj.GetKind(), ex.obj.GetName(), err)
+		if err := k8s.Create(ctx, ex.Obj, client.DryRunAll); err != nil {
+			t.Errorf("%s: %s %s rejected: %v", ex.File, ex.Obj.GetKind(), ex.Obj.GetName(), err)
 		}
 	}
 	t.Logf("created %d example objects (dry run)", len(objs))
