@@ -1,0 +1,97 @@
+package scheduler
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/apply"
+)
+
+// TestFinishedVictimIsNotEvicted: a victim that finished between the
+// decision and the eviction write keeps its status; no write is sent.
+func TestFinishedVictimIsNotEvicted(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := kueue.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.NewTime(time.Unix(1000, 0))
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim"},
+		Status: kueue.WorkloadStatus{Admission: &kueue.Admission{ClusterQueue: "cq"}, Conditions: []metav1.Condition{
+			{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved", LastTransitionTime: now},
+			{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", LastTransitionTime: now},
+		}}}
+	writes := 0
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(wl).WithStatusSubresource(wl).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+				writes++
+				return nil
+			},
+			SubResourceUpdate: func(context.Context, client.Client, string, client.Object, ...client.SubResourceUpdateOption) error {
+				writes++
+				return nil
+			},
+		}).Build()
+	s := &Scheduler{Client: c, Writer: &apply.Writer{Client: c}, Recorder: record.NewFakeRecorder(10)}
+	s.evict(context.Background(), types.NamespacedName{Namespace: "ns", Name: "victim"}, "other-cq", "InClusterQueue", "preempted", now.Time)
+	if writes != 0 {
+		t.Fatalf("%d status writes to a finished victim, want none", writes)
+	}
+	var got kueue.Workload
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(wl), &got); err != nil {
+		t.Fatal(err)
+	}
+	if meta.FindStatusCondition(got.Status.Conditions, kueue.WorkloadEvicted) != nil {
+		t.Fatalf("finished victim got an Evicted condition: %+v", got.Status.Conditions)
+	}
+}
+
+// TestVictimWithoutJobIsReleasedInTheEvictingWrite: a Workload with no
+// owner has no pods to stop, so the eviction also gives its quota back.
+func TestVictimWithoutJobIsReleasedInTheEvictingWrite(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := kueue.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.NewTime(time.Unix(1000, 0))
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim"}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(wl).WithStatusSubresource(wl).Build()
+	s := &Scheduler{Client: c, Writer: &apply.Writer{Client: c}, Recorder: record.NewFakeRecorder(10)}
+	// Admitted the way the scheduler admits, so that the admission field
+	// manager owns the reservation.
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(wl), wl); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Writer.WorkloadStatus(context.Background(), wl, apply.Reserve(wl, &kueue.Admission{ClusterQueue: "cq"}, nil, now),
+		apply.AdmissionManager); err != nil {
+		t.Fatal(err)
+	}
+	s.evict(context.Background(), client.ObjectKeyFromObject(wl), "other-cq", "InCohortReclamation", "preempted", now.Time)
+	var got kueue.Workload
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(wl), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Admission != nil {
+		t.Errorf("the victim still holds its admission: %+v", got.Status.Admission)
+	}
+	for _, want := range []struct {
+		typ    string
+		status metav1.ConditionStatus
+	}{{kueue.WorkloadEvicted, metav1.ConditionTrue}, {kueue.WorkloadPreempted, metav1.ConditionTrue},
+		{kueue.WorkloadQuotaReserved, metav1.ConditionFalse}, {kueue.WorkloadRequeued, metav1.ConditionTrue}} {
+		if c := meta.FindStatusCondition(got.Status.Conditions, want.typ); c == nil || c.Status != want.status {
+			t.Errorf("condition %s = %+v, want %s", want.typ, c, want.status)
+		}
+	}
+}
