@@ -115,6 +115,11 @@ BENCH_FLAGS ?=
 bench: tools build ## Run a scalability scenario (SCENARIO=baseline); results in bench/results/<scenario>-<time>/ (bench/README.md).
 	$(GO) run ./bench/cmd/kuota-bench --scenario $(SCENARIO) --manager $(BIN)/kuota-manager $(BENCH_FLAGS)
 
+.PHONY: bench-floor
+bench-floor: tools ## Run a scenario with a stand-in manager that admits everything at once: the API server's floor (bench/README.md).
+	$(GO) build -o $(BIN)/floor-manager ./bench/cmd/floor-manager
+	$(GO) run ./bench/cmd/kuota-bench --scenario $(SCENARIO) --manager $(BIN)/floor-manager $(BENCH_FLAGS)
+
 ##@ Demo
 
 # Extra flags of `kuota demo`, e.g. make demo DEMO_FLAGS="--keep --seed 7".

@@ -142,6 +142,11 @@ func (s *session) measure(ctx, runCtx context.Context, d *driver.Driver, stopDri
 	in.APIServer = controlPlaneProcess(s.cp.APIServerPID, before.apiServer, after.apiServer)
 	in.Etcd = controlPlaneProcess(s.cp.EtcdPID, before.etcd, after.etcd)
 	in.Machine = machineLoad(before.machine, after.machine)
+	if tw, err := benchenv.TerminatedWatchers(ctx, s.cp.Config); err != nil {
+		s.o.logf("%v", err)
+	} else {
+		in.TerminatedWatchers = tw
+	}
 	if err := s.cp.Stop(); err != nil {
 		s.o.logf("%v", err)
 	}

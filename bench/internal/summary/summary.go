@@ -28,6 +28,9 @@ type Input struct {
 	APIServer, Etcd *Process
 	// Machine is the whole machine's load over the run; nil if unknown.
 	Machine *Machine
+	// TerminatedWatchers counts, per resource, the watchers the API server
+	// closed for falling behind; nil if unknown.
+	TerminatedWatchers map[string]int64
 	// Writes are the manager's writes from the audit log; nil if unknown.
 	Writes *auditlog.Counts
 	// Audit is the auditor's verdict; nil if it did not run.
@@ -96,11 +99,14 @@ type Summary struct {
 	APIServer *Process     `json:"apiServer,omitempty"`
 	Etcd      *Process     `json:"etcd,omitempty"`
 	Machine   *Machine     `json:"machine,omitempty"`
-	Writes    *Writes      `json:"managerWrites,omitempty"`
-	Driver    DriverWrites `json:"driverWrites"`
-	Audit     *Audit       `json:"audit,omitempty"`
-	Targets   []Check      `json:"targets,omitempty"`
-	Problems  []string     `json:"problems,omitempty"`
+	// TerminatedWatchers: watchers the API server closed for falling
+	// behind, per resource.
+	TerminatedWatchers map[string]int64 `json:"terminatedWatchers,omitempty"`
+	Writes             *Writes          `json:"managerWrites,omitempty"`
+	Driver             DriverWrites     `json:"driverWrites"`
+	Audit              *Audit           `json:"audit,omitempty"`
+	Targets            []Check          `json:"targets,omitempty"`
+	Problems           []string         `json:"problems,omitempty"`
 }
 
 // DriverWrites are the harness's own writes.
@@ -144,6 +150,7 @@ func Compute(in Input) *Summary {
 	s := &Summary{Scenario: in.Scenario, Completed: res.Completed, Workloads: len(in.Plan.Workloads),
 		WallSeconds: seconds(res.End.Sub(res.Start)), CreateLagMeanMs: millis(res.MeanCreateLag),
 		CreateLagMaxMs: millis(res.MaxCreateLag), Manager: in.Manager, APIServer: in.APIServer, Etcd: in.Etcd, Machine: in.Machine,
+		TerminatedWatchers: in.TerminatedWatchers,
 		Driver: DriverWrites{Creates: res.Creates, Finishes: res.Finishes, Clears: res.Clears,
 			Conflicts: res.Conflicts, Errors: res.Errors},
 		Audit: in.Audit, Problems: in.Problems}

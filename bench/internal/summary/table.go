@@ -37,6 +37,9 @@ func Render(w io.Writer, s *Summary) error {
 		p.linef("Machine during the run: %.1f CPU s busy of %d CPUs (%.0f%%), load average %.2f at the end",
 			m.BusyCPUSeconds, m.CPUs, m.BusyPercent, m.LoadAverage)
 	}
+	if s.TerminatedWatchers != nil {
+		p.linef("Watchers the API server closed for falling behind: %s", watcherCounts(s.TerminatedWatchers))
+	}
 	p.linef("")
 	p.writes(s.Writes)
 	d := s.Driver
@@ -164,3 +167,18 @@ func targetRows(cs []Check) [][]string {
 }
 
 func secs(x float64) string { return fmt.Sprintf("%.2f", x) }
+
+// watcherCounts lists per-resource counts in resource order, or "none".
+func watcherCounts(m map[string]int64) string {
+	names := slices.Sorted(maps.Keys(m))
+	var parts []string
+	for _, n := range names {
+		if m[n] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", n, m[n]))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
