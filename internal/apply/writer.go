@@ -22,15 +22,22 @@ type Writer struct {
 // if the Workload changed since wl was read, the write fails with a
 // conflict and nothing is written.
 func (w *Writer) WorkloadStatus(ctx context.Context, wl *kueue.Workload, st *kueue.WorkloadStatus, manager string) error {
+	_, err := w.WorkloadStatusVersion(ctx, wl, st, manager)
+	return err
+}
+
+// WorkloadStatusVersion is WorkloadStatus that also returns the
+// resourceVersion the write made.
+func (w *Writer) WorkloadStatusVersion(ctx context.Context, wl *kueue.Workload, st *kueue.WorkloadStatus, manager string) (string, error) {
 	u, err := workloadApplyObject(wl, st)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := w.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
 		client.FieldOwner(manager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying status of workload %s/%s: %w", wl.Namespace, wl.Name, err)
+		return "", fmt.Errorf("applying status of workload %s/%s: %w", wl.Namespace, wl.Name, err)
 	}
-	return nil
+	return u.GetResourceVersion(), nil
 }
 
 // workloadApplyObject builds the apply request: identity, precondition and

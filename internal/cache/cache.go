@@ -35,6 +35,9 @@ type Cache struct {
 	// (or wrote but the informer has not shown yet), the resourceVersion
 	// the decision was made on.
 	assumed map[Key]string
+	// own holds the versions the scheduler's own pending-status writes
+	// made (ownwrites.go).
+	own map[Key]ownChain
 	// revisits carries workloads the controller should reconcile again
 	// (for instance after a failed admission write).
 	revisits chan event.GenericEvent
@@ -54,6 +57,7 @@ func New() *Cache {
 		queues:       queueing.NewManager(),
 		priorities:   map[string]int32{},
 		assumed:      map[Key]string{},
+		own:          map[Key]ownChain{},
 		revisits:     make(chan event.GenericEvent, 1024),
 		queueChanges: make(chan event.GenericEvent, 1024),
 		wake:         make(chan struct{}, 1),

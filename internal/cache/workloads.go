@@ -12,12 +12,13 @@ import (
 // workload that held quota releases it. The version of a workload the
 // scheduler is admitting (the one its decision was made on) is ignored:
 // it is an old view, and releasing the assumed quota then would let the
-// quota be given twice.
+// quota be given twice. So are versions made from it by the scheduler's own
+// pending-status writes (NoteOwnWrite): the admission is written over them.
 func (c *Cache) Queue(info *workload.Info) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if rv, ok := c.assumed[info.Key]; ok {
-		if rv == info.ResourceVersion {
+		if rv == info.ResourceVersion || c.ownVersionLocked(info.Key, rv, info.ResourceVersion) {
 			return
 		}
 		delete(c.assumed, info.Key)
@@ -34,6 +35,7 @@ func (c *Cache) Hold(a *state.Admitted) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.assumed, a.Key)
+	delete(c.own, a.Key)
 	c.queues.Delete(a.Key)
 	if prev, ok := c.state.Admitted(a.Key); ok {
 		if prev.Evicting && prev.UID == a.UID {
@@ -64,6 +66,7 @@ func (c *Cache) Release(key types.NamespacedName) *state.Admitted {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.assumed, key)
+	delete(c.own, key)
 	a := c.releaseLocked(key)
 	c.queues.Delete(key)
 	c.notify()

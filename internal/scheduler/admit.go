@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
@@ -38,30 +39,49 @@ func (s *Scheduler) admit(ctx context.Context, d *scheduling.Decision, snap *sta
 	s.pending.forget(w.Key)
 	s.pool.Go(func() {
 		defer s.recoverWrite(w.Key.String())
-		var wl kueue.Workload
-		err := s.Client.Get(ctx, w.Key, &wl)
-		if err == nil && (wl.ResourceVersion != w.ResourceVersion || wl.UID != w.UID) {
-			err = fmt.Errorf("the workload changed since the decision (resourceVersion %s, decided on %s)", wl.ResourceVersion, w.ResourceVersion)
-		}
+		unlock := s.locks.lock(w.Key)
+		defer unlock()
+		wl, err := s.admissionBase(ctx, w.Key, w.UID, w.ResourceVersion)
 		if err == nil {
-			st := apply.Reserve(&wl, admission, checks, metav1.NewTime(now))
-			err = s.Writer.WorkloadStatus(ctx, &wl, st, apply.AdmissionManager)
+			st := apply.Reserve(wl, admission, checks, metav1.NewTime(now))
+			err = s.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager)
 		}
 		if err != nil {
 			s.log.Info("admission not written, requeued", "workload", w.Key, "error", err.Error())
 			s.Cache.Forget(w.Key)
 			return
 		}
-		waited := now.Sub(wlcontroller.QueuedSince(&wl))
-		s.Recorder.Eventf(&wl, corev1.EventTypeNormal, "QuotaReserved", "Quota reserved in ClusterQueue %s, wait time since queued was %.0fs",
+		waited := now.Sub(wlcontroller.QueuedSince(wl))
+		s.Recorder.Eventf(wl, corev1.EventTypeNormal, "QuotaReserved", "Quota reserved in ClusterQueue %s, wait time since queued was %.0fs",
 			w.ClusterQueue, waited.Seconds())
-		labels := s.Labels.Of(ctx, &wl, w.ClusterQueue)
+		labels := s.Labels.Of(ctx, wl, w.ClusterQueue)
 		metrics.QuotaReserved(labels, waited)
 		if len(checks) == 0 {
-			s.Recorder.Eventf(&wl, corev1.EventTypeNormal, "Admitted", "Admitted by ClusterQueue %s, wait time since reservation was 0s", w.ClusterQueue)
+			s.Recorder.Eventf(wl, corev1.EventTypeNormal, "Admitted", "Admitted by ClusterQueue %s, wait time since reservation was 0s", w.ClusterQueue)
 			metrics.Admitted(labels, waited)
 		}
 	})
+}
+
+// admissionBase reads the workload an admission decided on version decided
+// is written over, with the resourceVersion to write against: decided, or
+// the latest version the scheduler's own pending-status writes made from
+// it. Any other change since the decision (or the admission being undone
+// meanwhile) is an error: the decision is stale.
+func (s *Scheduler) admissionBase(ctx context.Context, key types.NamespacedName, uid types.UID, decided string) (*kueue.Workload, error) {
+	if !s.Cache.AssumedOn(key, decided) {
+		return nil, fmt.Errorf("the workload changed since the decision (made on resourceVersion %s)", decided)
+	}
+	var wl kueue.Workload
+	if err := s.Client.Get(ctx, key, &wl); err != nil {
+		return nil, err
+	}
+	target := s.Cache.Rebase(key, decided)
+	if wl.UID != uid || s.Cache.Rebase(key, wl.ResourceVersion) != target {
+		return nil, fmt.Errorf("the workload changed since the decision (resourceVersion %s, decided on %s)", wl.ResourceVersion, decided)
+	}
+	wl.ResourceVersion = target
+	return &wl, nil
 }
 
 // admissionOf converts an assignment to status.admission.

@@ -54,9 +54,13 @@ func (s *Scheduler) writeWaiting(ctx context.Context, w *workload.Info, reason s
 }
 
 // sendPending writes a note that came due, unless the workload was
-// admitted or changed hands meanwhile.
+// admitted or changed hands meanwhile. The version the write makes is
+// noted in the cache, so that an admission decided just before it still
+// goes through.
 func (s *Scheduler) sendPending(ctx context.Context, key types.NamespacedName, n pendingNote, now time.Time) {
 	defer s.recoverWrite(key.String())
+	unlock := s.locks.lock(key)
+	defer unlock()
 	if s.Cache.Assumed(key) {
 		return
 	}
@@ -68,10 +72,12 @@ func (s *Scheduler) sendPending(ctx context.Context, key types.NamespacedName, n
 	if !changed {
 		return
 	}
-	if err := s.Writer.WorkloadStatus(ctx, &wl, st, apply.AdmissionManager); err != nil {
+	rv, err := s.Writer.WorkloadStatusVersion(ctx, &wl, st, apply.AdmissionManager)
+	if err != nil {
 		s.log.V(2).Info("pending status not written", "workload", key, "error", err.Error())
 		return
 	}
+	s.Cache.NoteOwnWrite(key, wl.ResourceVersion, rv)
 	if n.warn {
 		s.Recorder.Event(&wl, corev1.EventTypeWarning, "Pending", n.message)
 	}

@@ -50,6 +50,7 @@ type Scheduler struct {
 	pool    *apply.Pool
 	log     logr.Logger
 	pending *pendingWrites
+	locks   keyLocks
 }
 
 // CycleReport summarizes one cycle.

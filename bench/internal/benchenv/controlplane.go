@@ -93,6 +93,14 @@ func StartControlPlane(o ControlPlaneOptions) (*ControlPlane, error) {
 	if err := os.Setenv("KUBEBUILDER_ASSETS", o.ToolsBin); err != nil {
 		return nil, fmt.Errorf("setting KUBEBUILDER_ASSETS: %w", err)
 	}
+	// The API server's own log, for what the figures do not show (watchers
+	// it closed, slow requests).
+	apiLog, err := os.Create(filepath.Join(o.Dir, "apiserver.log"))
+	if err != nil {
+		return nil, fmt.Errorf("creating the API server's log: %w", err)
+	}
+	api := env.ControlPlane.GetAPIServer()
+	api.Out, api.Err = apiLog, apiLog
 	env.ControlPlane.GetAPIServer().Configure().
 		Set("max-requests-inflight", fmt.Sprint(o.MaxInflight)).
 		Set("max-mutating-requests-inflight", fmt.Sprint(o.MaxMutatingInflight)).

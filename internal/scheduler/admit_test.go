@@ -1,0 +1,115 @@
+package scheduler
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/apply"
+	"github.com/kuota-dev/kuota/internal/cache"
+	"github.com/kuota-dev/kuota/internal/state"
+)
+
+// newAdmitTest returns a scheduler over a fake API holding one pending
+// workload, and that workload as the scheduler decided on it (assumed
+// admitted in the cache on its current version).
+func newAdmitTest(t *testing.T) (*Scheduler, client.Client, *kueue.Workload) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := kueue.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl", UID: "u"}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(wl).WithStatusSubresource(wl).Build()
+	s := &Scheduler{Client: c, Writer: &apply.Writer{Client: c}, Recorder: record.NewFakeRecorder(10), Cache: cache.New(),
+		log: logr.Discard()}
+	var decided kueue.Workload
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(wl), &decided); err != nil {
+		t.Fatal(err)
+	}
+	return s, c, &decided
+}
+
+func (s *Scheduler) assumeForTest(t *testing.T, decided *kueue.Workload) {
+	t.Helper()
+	a := &state.Admitted{Key: client.ObjectKeyFromObject(decided), UID: decided.UID, ClusterQueue: "cq", Admitted: true}
+	if err := s.Cache.Assume(a, decided.ResourceVersion); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAdmissionGoesThroughOwnPendingWrite: the scheduler's own note of why
+// the workload waited, landing between the decision and the admission's
+// write, does not make the admission fail.
+func TestAdmissionGoesThroughOwnPendingWrite(t *testing.T) {
+	s, c, decided := newAdmitTest(t)
+	ctx, key := context.Background(), client.ObjectKeyFromObject(decided)
+	s.sendPending(ctx, key, pendingNote{reason: kueue.WorkloadReasonPending, message: "waiting for quota"}, time.Unix(1000, 0))
+	var noted kueue.Workload
+	if err := c.Get(ctx, key, &noted); err != nil {
+		t.Fatal(err)
+	}
+	if noted.ResourceVersion == decided.ResourceVersion {
+		t.Fatal("the pending write made no new version; the test proves nothing")
+	}
+	s.assumeForTest(t, decided)
+	base, err := s.admissionBase(ctx, key, decided.UID, decided.ResourceVersion)
+	if err != nil {
+		t.Fatalf("admission over the scheduler's own pending write refused: %v", err)
+	}
+	if base.ResourceVersion != noted.ResourceVersion {
+		t.Fatalf("admission written against version %s, want %s (after the pending write)", base.ResourceVersion, noted.ResourceVersion)
+	}
+	now := metav1.NewTime(time.Unix(1001, 0))
+	if err := s.Writer.WorkloadStatus(ctx, base, apply.Reserve(base, &kueue.Admission{ClusterQueue: "cq"}, nil, now), apply.AdmissionManager); err != nil {
+		t.Fatal(err)
+	}
+	var got kueue.Workload
+	if err := c.Get(ctx, key, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !meta.IsStatusConditionTrue(got.Status.Conditions, kueue.WorkloadAdmitted) || got.Status.Admission == nil {
+		t.Fatalf("workload not admitted: %+v", got.Status)
+	}
+}
+
+// TestAdmissionRefusedAfterForeignChange: a change someone else made since
+// the decision makes the admission fail, even after an own pending write.
+func TestAdmissionRefusedAfterForeignChange(t *testing.T) {
+	s, c, decided := newAdmitTest(t)
+	ctx, key := context.Background(), client.ObjectKeyFromObject(decided)
+	s.sendPending(ctx, key, pendingNote{reason: kueue.WorkloadReasonPending, message: "waiting for quota"}, time.Unix(1000, 0))
+	var wl kueue.Workload
+	if err := c.Get(ctx, key, &wl); err != nil {
+		t.Fatal(err)
+	}
+	wl.Spec.Active = new(bool)
+	if err := c.Update(ctx, &wl); err != nil {
+		t.Fatal(err)
+	}
+	s.assumeForTest(t, decided)
+	if _, err := s.admissionBase(ctx, key, decided.UID, decided.ResourceVersion); err == nil {
+		t.Fatal("admission over a deactivation made after the decision was allowed")
+	}
+}
+
+// TestAdmissionRefusedOnceUndone: an admission the cache undid (the
+// workload changed and was queued again) is not written.
+func TestAdmissionRefusedOnceUndone(t *testing.T) {
+	s, _, decided := newAdmitTest(t)
+	s.assumeForTest(t, decided)
+	s.Cache.Forget(types.NamespacedName{Namespace: "ns", Name: "wl"})
+	if _, err := s.admissionBase(context.Background(), client.ObjectKeyFromObject(decided), decided.UID, decided.ResourceVersion); err == nil {
+		t.Fatal("an undone admission was written")
+	}
+}
