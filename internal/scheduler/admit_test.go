@@ -113,3 +113,22 @@ func TestAdmissionRefusedOnceUndone(t *testing.T) {
 		t.Fatal("an undone admission was written")
 	}
 }
+
+// TestPendingWriteOverOwnUnseenWrite: a second note of why a workload
+// waits is written even when the informer does not show the first yet.
+func TestPendingWriteOverOwnUnseenWrite(t *testing.T) {
+	s, c, decided := newAdmitTest(t)
+	ctx, key := context.Background(), client.ObjectKeyFromObject(decided)
+	s.sendPending(ctx, key, pendingNote{reason: kueue.WorkloadReasonPending, message: "waiting for quota"}, time.Unix(1000, 0))
+	// The informer still shows the version before that write.
+	stale := fake.NewClientBuilder().WithScheme(c.Scheme()).WithObjects(decided).WithStatusSubresource(decided).Build()
+	s.Client = stale
+	s.sendPending(ctx, key, pendingNote{reason: "Preempting", message: "waiting for preempted workloads"}, time.Unix(1001, 0))
+	var got kueue.Workload
+	if err := c.Get(ctx, key, &got); err != nil {
+		t.Fatal(err)
+	}
+	if cond := meta.FindStatusCondition(got.Status.Conditions, kueue.WorkloadQuotaReserved); cond == nil || cond.Reason != "Preempting" {
+		t.Fatalf("QuotaReserved = %+v, want reason Preempting from the second note", cond)
+	}
+}

@@ -68,8 +68,13 @@ func (s *Scheduler) sendPending(ctx context.Context, key types.NamespacedName, n
 	if err := s.Client.Get(ctx, key, &wl); err != nil || wl.Status.Admission != nil {
 		return
 	}
+	// The informer may not show the last pending write yet; what it
+	// changed is rewritten here anyway (so the write is due even when the
+	// older view already reads like the note).
+	seen := wl.ResourceVersion
+	wl.ResourceVersion = s.Cache.Rebase(key, seen)
 	st, changed := apply.Pending(&wl, n.reason, n.message, n.requests, metav1.NewTime(now))
-	if !changed {
+	if !changed && wl.ResourceVersion == seen {
 		return
 	}
 	rv, err := s.Writer.WorkloadStatusVersion(ctx, &wl, st, apply.AdmissionManager)
