@@ -84,7 +84,7 @@ func (m *Manager) setupControllers(cfg *configapi.Configuration) error {
 	loaded := make(chan struct{})
 	m.Reporter = &status.Reporter{Client: cl, Cache: c, FairSharing: fair, Metrics: metricOpts, Loaded: loaded}
 	m.Scheduler = &scheduler.Scheduler{
-		Cache: c, Client: cl, Writer: writer, Recorder: recorder, Labels: labels,
+		Cache: c, Client: cl, APIReader: mgr.GetAPIReader(), Writer: writer, Recorder: recorder, Labels: labels,
 		Options:        schedulingOptions(cfg),
 		BlockAdmission: cfg.WaitForPodsReady != nil && ptr.Deref(cfg.WaitForPodsReady.BlockAdmission, false),
 		Barrier: func(ctx context.Context) error {

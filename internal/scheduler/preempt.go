@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
@@ -46,19 +47,25 @@ func (s *Scheduler) preempt(ctx context.Context, d *scheduling.Decision, now tim
 
 // evictAttempts bounds the retries of an eviction write that conflicts
 // with another writer (the job side updating the victim, say).
-const evictAttempts = 5
+const evictAttempts = 3
 
-// evict writes a victim's eviction, rereading it after a conflict. If it
-// cannot be written the victim is no longer counted as evicting, and the
+// evict writes a victim's eviction. After a conflict it rereads the victim
+// from the API server rather than the informer, which is often behind
+// (the victim may have finished meanwhile, and then needs no eviction). If
+// it cannot be written the victim is no longer counted as evicting, and the
 // next cycle decides again.
 func (s *Scheduler) evict(ctx context.Context, key types.NamespacedName, preemptor kueue.ClusterQueueReference, reason, msg string, now time.Time) {
 	var err error
+	var reader client.Reader = s.Client
 	for attempt := range evictAttempts {
 		if attempt > 0 {
-			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+			time.Sleep(time.Duration(attempt-1) * 50 * time.Millisecond)
+			if s.APIReader != nil {
+				reader = s.APIReader
+			}
 		}
 		var wl kueue.Workload
-		if err = s.Client.Get(ctx, key, &wl); err != nil {
+		if err = reader.Get(ctx, key, &wl); err != nil {
 			break
 		}
 		if wl.Status.Admission == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted) ||

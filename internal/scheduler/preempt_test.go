@@ -95,3 +95,50 @@ func TestVictimWithoutJobIsReleasedInTheEvictingWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestEvictionRereadsTheAPIAfterAConflict: the informer still shows a
+// victim that has finished meanwhile; the eviction's write conflicts, the
+// victim is read again from the API server, and no further write is sent.
+func TestEvictionRereadsTheAPIAfterAConflict(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := kueue.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.NewTime(time.Unix(1000, 0))
+	running := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim"},
+		Status: kueue.WorkloadStatus{Admission: &kueue.Admission{ClusterQueue: "cq"}, Conditions: []metav1.Condition{
+			{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved", LastTransitionTime: now},
+		}}}
+	applies := 0
+	live := fake.NewClientBuilder().WithScheme(scheme).WithObjects(running.DeepCopy()).WithStatusSubresource(running).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+				applies++
+				return c.SubResource(sub).Apply(ctx, obj, opts...)
+			},
+		}).Build()
+	var seen kueue.Workload
+	if err := live.Get(context.Background(), client.ObjectKeyFromObject(running), &seen); err != nil {
+		t.Fatal(err)
+	}
+	// The informer keeps this version; the job finishes the victim.
+	informer := fake.NewClientBuilder().WithScheme(scheme).WithObjects(seen.DeepCopy()).WithStatusSubresource(running).Build()
+	finished := seen.DeepCopy()
+	finished.Status.Conditions = append(finished.Status.Conditions,
+		metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", LastTransitionTime: now})
+	if err := live.Status().Update(context.Background(), finished); err != nil {
+		t.Fatal(err)
+	}
+	s := &Scheduler{Client: informer, APIReader: live, Writer: &apply.Writer{Client: live}, Recorder: record.NewFakeRecorder(10)}
+	s.evict(context.Background(), client.ObjectKeyFromObject(running), "other-cq", "InClusterQueue", "preempted", now.Time)
+	if applies != 1 {
+		t.Fatalf("%d eviction writes, want 1 (the one made on the informer's stale view)", applies)
+	}
+	var got kueue.Workload
+	if err := live.Get(context.Background(), client.ObjectKeyFromObject(running), &got); err != nil {
+		t.Fatal(err)
+	}
+	if meta.FindStatusCondition(got.Status.Conditions, kueue.WorkloadEvicted) != nil {
+		t.Fatalf("finished victim got an Evicted condition: %+v", got.Status.Conditions)
+	}
+}

@@ -28,11 +28,14 @@ import (
 
 // Scheduler is a manager Runnable that needs leader election.
 type Scheduler struct {
-	Cache    *cache.Cache
-	Client   client.Client
-	Writer   *apply.Writer
-	Recorder record.EventRecorder
-	Options  scheduling.Options
+	Cache  *cache.Cache
+	Client client.Client
+	// APIReader reads from the API server, bypassing the informers; nil
+	// reads through Client.
+	APIReader client.Reader
+	Writer    *apply.Writer
+	Recorder  record.EventRecorder
+	Options   scheduling.Options
 	// Barrier blocks until the cache holds the initial objects.
 	Barrier func(ctx context.Context) error
 	// Writers is the number of parallel status writers (default 32).

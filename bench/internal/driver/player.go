@@ -2,9 +2,12 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,7 +53,13 @@ func (d *Driver) jobStep(ctx context.Context, key types.NamespacedName) {
 		return
 	}
 	err := d.applyStatus(ctx, wl, st)
+	wrote := err == nil
+	if apierrors.IsConflict(err) {
+		wrote, err = d.retryLive(ctx, wl, act, now)
+	}
 	switch {
+	case err == nil && !wrote:
+		d.queue.Forget(key)
 	case err == nil:
 		d.queue.Forget(key)
 		if act == Finish {
@@ -59,9 +68,9 @@ func (d *Driver) jobStep(ctx context.Context, key types.NamespacedName) {
 			d.writes.Clears.Add(1)
 		}
 	case apierrors.IsConflict(err):
-		// The manager wrote in between; the informer brings the new
-		// version, and the step is decided again on it.
-		d.writes.Conflicts.Add(1)
+		// The manager wrote in between and the API server's version
+		// calls for something else; the informer brings it, and the step
+		// is decided again on it.
 		d.queue.AddRateLimited(key)
 	case apierrors.IsNotFound(err) || ctx.Err() != nil:
 		d.queue.Forget(key)
@@ -83,4 +92,51 @@ func (d *Driver) applyStatus(ctx context.Context, wl *kueue.Workload, st *kueue.
 	target.Name, target.Namespace = wl.Name, wl.Namespace
 	return d.client.Status().Patch(ctx, target, client.RawPatch(types.ApplyPatchType, body),
 		&client.SubResourcePatchOptions{PatchOptions: client.PatchOptions{FieldManager: AdmissionFieldManager, Force: ptr.To(true)}})
+}
+
+// retryLive handles a conflicting write: the informer is behind the API
+// server. It reads the workload from the API server and, if the same
+// action still applies to the same admission there, writes it against that
+// version at once; otherwise it returns the conflict, and the step waits
+// for the informer. Reading once is much cheaper for the API server than
+// retrying a write on a stale view until the informer catches up. It
+// reports whether it wrote.
+func (d *Driver) retryLive(ctx context.Context, seen *kueue.Workload, act Action, now time.Time) (bool, error) {
+	d.writes.Conflicts.Add(1)
+	var live kueue.Workload
+	if err := d.client.Get(ctx, client.ObjectKeyFromObject(seen), &live); err != nil {
+		return false, err
+	}
+	if !sameAdmission(seen, &live) {
+		return false, apierrors.NewConflict(kueue.GroupVersion.WithResource("workloads").GroupResource(), live.Name,
+			fmt.Errorf("the workload changed since the harness saw it"))
+	}
+	var st *kueue.WorkloadStatus
+	switch liveAct, _ := Decide(&live, now, 0, now); {
+	case liveAct == None:
+		return false, nil // finished or cleared meanwhile: nothing left to do
+	case liveAct != act:
+		return false, apierrors.NewConflict(kueue.GroupVersion.WithResource("workloads").GroupResource(), live.Name,
+			fmt.Errorf("the workload calls for %s now", liveAct))
+	case act == Finish:
+		st = FinishStatus(&live, now)
+	default:
+		st = ClearStatus(&live, now)
+	}
+	err := d.applyStatus(ctx, &live, st)
+	return err == nil, err
+}
+
+// sameAdmission reports whether two versions of a workload carry the same
+// admission (or both none), admitted at the same time.
+func sameAdmission(a, b *kueue.Workload) bool {
+	if !equality.Semantic.DeepEqual(a.Status.Admission, b.Status.Admission) {
+		return false
+	}
+	ca := meta.FindStatusCondition(a.Status.Conditions, kueue.WorkloadAdmitted)
+	cb := meta.FindStatusCondition(b.Status.Conditions, kueue.WorkloadAdmitted)
+	if ca == nil || cb == nil {
+		return ca == cb
+	}
+	return ca.Status == cb.Status && ca.LastTransitionTime.Equal(&cb.LastTransitionTime)
 }

@@ -99,3 +99,23 @@ func TestFinishStatusAndApplyBody(t *testing.T) {
 		t.Errorf("apply body = %s, want kind, uid and resourceVersion preconditions and no spec", body)
 	}
 }
+
+func TestSameAdmission(t *testing.T) {
+	at := metav1.NewTime(time.Unix(100, 0))
+	admitted := func(cq kueue.ClusterQueueReference, when metav1.Time) *kueue.Workload {
+		return &kueue.Workload{Status: kueue.WorkloadStatus{Admission: &kueue.Admission{ClusterQueue: cq},
+			Conditions: []metav1.Condition{{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, LastTransitionTime: when}}}}
+	}
+	if !sameAdmission(admitted("a", at), admitted("a", at)) {
+		t.Error("equal admissions reported different")
+	}
+	if sameAdmission(admitted("a", at), admitted("b", at)) {
+		t.Error("admissions to different queues reported the same")
+	}
+	if sameAdmission(admitted("a", at), admitted("a", metav1.NewTime(time.Unix(200, 0)))) {
+		t.Error("a readmission reported the same as the first admission")
+	}
+	if sameAdmission(admitted("a", at), &kueue.Workload{}) {
+		t.Error("an admission reported the same as none")
+	}
+}
