@@ -20,15 +20,34 @@ import (
 	"github.com/kuota-dev/kuota/internal/state"
 )
 
-// newAdmitTest returns a scheduler over a fake API holding one pending
-// workload, and that workload as the scheduler decided on it (assumed
-// admitted in the cache on its current version).
-func newAdmitTest(t *testing.T) (*Scheduler, client.Client, *kueue.Workload) {
+// kueueScheme knows Kueue's API.
+func kueueScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := kueue.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
+	return scheme
+}
+
+// notePending writes a note of why the workload waits, as the pending
+// writer does, and returns the workload as the API server then holds it.
+func notePending(t *testing.T, s *Scheduler, c client.Client, key types.NamespacedName, reason string, at int64) *kueue.Workload {
+	t.Helper()
+	s.sendPending(context.Background(), key, pendingNote{reason: reason, message: "waiting: " + reason}, time.Unix(at, 0))
+	var wl kueue.Workload
+	if err := c.Get(context.Background(), key, &wl); err != nil {
+		t.Fatal(err)
+	}
+	return &wl
+}
+
+// newAdmitTest returns a scheduler over a fake API holding one pending
+// workload, and that workload as the scheduler decided on it (assumed
+// admitted in the cache on its current version).
+func newAdmitTest(t *testing.T) (*Scheduler, client.Client, *kueue.Workload) {
+	t.Helper()
+	scheme := kueueScheme(t)
 	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl", UID: "u"}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(wl).WithStatusSubresource(wl).Build()
 	s := &Scheduler{Client: c, Writer: &apply.Writer{Client: c}, Recorder: record.NewFakeRecorder(10), Cache: cache.New(),
@@ -54,11 +73,7 @@ func (s *Scheduler) assumeForTest(t *testing.T, decided *kueue.Workload) {
 func TestAdmissionGoesThroughOwnPendingWrite(t *testing.T) {
 	s, c, decided := newAdmitTest(t)
 	ctx, key := context.Background(), client.ObjectKeyFromObject(decided)
-	s.sendPending(ctx, key, pendingNote{reason: kueue.WorkloadReasonPending, message: "waiting for quota"}, time.Unix(1000, 0))
-	var noted kueue.Workload
-	if err := c.Get(ctx, key, &noted); err != nil {
-		t.Fatal(err)
-	}
+	noted := notePending(t, s, c, key, kueue.WorkloadReasonPending, 1000)
 	if noted.ResourceVersion == decided.ResourceVersion {
 		t.Fatal("the pending write made no new version; the test proves nothing")
 	}
@@ -88,13 +103,9 @@ func TestAdmissionGoesThroughOwnPendingWrite(t *testing.T) {
 func TestAdmissionRefusedAfterForeignChange(t *testing.T) {
 	s, c, decided := newAdmitTest(t)
 	ctx, key := context.Background(), client.ObjectKeyFromObject(decided)
-	s.sendPending(ctx, key, pendingNote{reason: kueue.WorkloadReasonPending, message: "waiting for quota"}, time.Unix(1000, 0))
-	var wl kueue.Workload
-	if err := c.Get(ctx, key, &wl); err != nil {
-		t.Fatal(err)
-	}
+	wl := notePending(t, s, c, key, kueue.WorkloadReasonPending, 1000)
 	wl.Spec.Active = new(bool)
-	if err := c.Update(ctx, &wl); err != nil {
+	if err := c.Update(ctx, wl); err != nil {
 		t.Fatal(err)
 	}
 	s.assumeForTest(t, decided)
@@ -119,7 +130,7 @@ func TestAdmissionRefusedOnceUndone(t *testing.T) {
 func TestPendingWriteOverOwnUnseenWrite(t *testing.T) {
 	s, c, decided := newAdmitTest(t)
 	ctx, key := context.Background(), client.ObjectKeyFromObject(decided)
-	s.sendPending(ctx, key, pendingNote{reason: kueue.WorkloadReasonPending, message: "waiting for quota"}, time.Unix(1000, 0))
+	notePending(t, s, c, key, kueue.WorkloadReasonPending, 1000)
 	// The informer still shows the version before that write.
 	stale := fake.NewClientBuilder().WithScheme(c.Scheme()).WithObjects(decided).WithStatusSubresource(decided).Build()
 	s.Client = stale

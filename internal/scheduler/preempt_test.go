@@ -21,10 +21,7 @@ import (
 // TestFinishedVictimIsNotEvicted: a victim that finished between the
 // decision and the eviction write keeps its status; no write is sent.
 func TestFinishedVictimIsNotEvicted(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := kueue.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := kueueScheme(t)
 	now := metav1.NewTime(time.Unix(1000, 0))
 	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim"},
 		Status: kueue.WorkloadStatus{Admission: &kueue.Admission{ClusterQueue: "cq"}, Conditions: []metav1.Condition{
@@ -60,10 +57,7 @@ func TestFinishedVictimIsNotEvicted(t *testing.T) {
 // TestVictimWithoutJobIsReleasedInTheEvictingWrite: a Workload with no
 // owner has no pods to stop, so the eviction also gives its quota back.
 func TestVictimWithoutJobIsReleasedInTheEvictingWrite(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := kueue.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := kueueScheme(t)
 	now := metav1.NewTime(time.Unix(1000, 0))
 	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim"}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(wl).WithStatusSubresource(wl).Build()
@@ -100,10 +94,7 @@ func TestVictimWithoutJobIsReleasedInTheEvictingWrite(t *testing.T) {
 // victim that has finished meanwhile; the eviction's write conflicts, the
 // victim is read again from the API server, and no further write is sent.
 func TestEvictionRereadsTheAPIAfterAConflict(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := kueue.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := kueueScheme(t)
 	now := metav1.NewTime(time.Unix(1000, 0))
 	running := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim"},
 		Status: kueue.WorkloadStatus{Admission: &kueue.Admission{ClusterQueue: "cq"}, Conditions: []metav1.Condition{
