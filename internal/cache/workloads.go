@@ -154,6 +154,14 @@ func (c *Cache) MarkEvicting(key types.NamespacedName) {
 	}
 }
 
+// Evicting reports whether a workload holding quota is being evicted.
+func (c *Cache) Evicting(key types.NamespacedName) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a, ok := c.state.Admitted(key)
+	return ok && a.Evicting
+}
+
 // UnmarkEvicting undoes MarkEvicting after the eviction could not be
 // written, and wakes the scheduler to decide again.
 func (c *Cache) UnmarkEvicting(key types.NamespacedName) {

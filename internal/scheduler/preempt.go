@@ -49,23 +49,31 @@ func (s *Scheduler) preempt(ctx context.Context, d *scheduling.Decision, now tim
 // with another writer (the job side updating the victim, say).
 const evictAttempts = 3
 
-// evict writes a victim's eviction. After a conflict it rereads the victim
-// from the API server rather than the informer, which is often behind
-// (the victim may have finished meanwhile, and then needs no eviction). If
-// it cannot be written the victim is no longer counted as evicting, and the
-// next cycle decides again.
+// evict writes a victim's eviction. It reads the victim from the API
+// server, not from the informer: under load the informer is seconds behind,
+// and would show a victim admitted a moment ago as not admitted yet (so
+// never evicted, and its preemptor waiting for it to end by itself), or a
+// victim that has just finished as running (so a write doomed to conflict).
+// A conflict is retried on a fresh read; if the write still fails, the
+// victim is no longer counted as evicting, and the next cycle decides again.
 func (s *Scheduler) evict(ctx context.Context, key types.NamespacedName, preemptor kueue.ClusterQueueReference, reason, msg string, now time.Time) {
+	unlock := s.locks.lock(key)
+	defer unlock()
 	var err error
 	var reader client.Reader = s.Client
+	if s.APIReader != nil {
+		reader = s.APIReader
+	}
 	for attempt := range evictAttempts {
 		if attempt > 0 {
-			time.Sleep(time.Duration(attempt-1) * 50 * time.Millisecond)
-			if s.APIReader != nil {
-				reader = s.APIReader
-			}
+			time.Sleep(time.Duration(attempt) * 20 * time.Millisecond)
 		}
 		var wl kueue.Workload
 		if err = reader.Get(ctx, key, &wl); err != nil {
+			break
+		}
+		if wl.Status.Admission == nil && s.Cache != nil && s.Cache.Assumed(key) {
+			err = fmt.Errorf("its admission is still being written")
 			break
 		}
 		if wl.Status.Admission == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted) ||

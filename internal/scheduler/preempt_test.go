@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,6 +17,8 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
+	"github.com/kuota-dev/kuota/internal/cache"
+	"github.com/kuota-dev/kuota/internal/state"
 )
 
 // TestFinishedVictimIsNotEvicted: a victim that finished between the
@@ -90,10 +93,10 @@ func TestVictimWithoutJobIsReleasedInTheEvictingWrite(t *testing.T) {
 	}
 }
 
-// TestEvictionRereadsTheAPIAfterAConflict: the informer still shows a
-// victim that has finished meanwhile; the eviction's write conflicts, the
-// victim is read again from the API server, and no further write is sent.
-func TestEvictionRereadsTheAPIAfterAConflict(t *testing.T) {
+// TestEvictionReadsTheAPIServer: the informer still shows a victim that
+// has finished meanwhile; the eviction reads the victim from the API
+// server, sees it finished, and writes nothing.
+func TestEvictionReadsTheAPIServer(t *testing.T) {
 	scheme := kueueScheme(t)
 	now := metav1.NewTime(time.Unix(1000, 0))
 	running := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim"},
@@ -122,8 +125,8 @@ func TestEvictionRereadsTheAPIAfterAConflict(t *testing.T) {
 	}
 	s := &Scheduler{Client: informer, APIReader: live, Writer: &apply.Writer{Client: live}, Recorder: record.NewFakeRecorder(10)}
 	s.evict(context.Background(), client.ObjectKeyFromObject(running), "other-cq", "InClusterQueue", "preempted", now.Time)
-	if applies != 1 {
-		t.Fatalf("%d eviction writes, want 1 (the one made on the informer's stale view)", applies)
+	if applies != 0 {
+		t.Fatalf("%d eviction writes to a finished victim, want none", applies)
 	}
 	var got kueue.Workload
 	if err := live.Get(context.Background(), client.ObjectKeyFromObject(running), &got); err != nil {
@@ -131,5 +134,26 @@ func TestEvictionRereadsTheAPIAfterAConflict(t *testing.T) {
 	}
 	if meta.FindStatusCondition(got.Status.Conditions, kueue.WorkloadEvicted) != nil {
 		t.Fatalf("finished victim got an Evicted condition: %+v", got.Status.Conditions)
+	}
+}
+
+// TestVictimWithAdmissionInFlightIsDecidedAgain: a victim the scheduler
+// admitted a moment ago, whose admission the API server does not show yet,
+// is not taken for gone: it stops counting as evicting, so that the next
+// cycle decides again instead of waiting for it to end by itself.
+func TestVictimWithAdmissionInFlightIsDecidedAgain(t *testing.T) {
+	scheme := kueueScheme(t)
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim", UID: "v"}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(wl).WithStatusSubresource(wl).Build()
+	s := &Scheduler{Client: c, APIReader: c, Writer: &apply.Writer{Client: c}, Recorder: record.NewFakeRecorder(10),
+		Cache: cache.New(), log: logr.Discard()}
+	key := client.ObjectKeyFromObject(wl)
+	if err := s.Cache.Assume(&state.Admitted{Key: key, UID: "v", ClusterQueue: "cq", Admitted: true}, "1"); err != nil {
+		t.Fatal(err)
+	}
+	s.Cache.MarkEvicting(key)
+	s.evict(context.Background(), key, "other-cq", "InClusterQueue", "preempted", time.Unix(1000, 0))
+	if s.Cache.Evicting(key) {
+		t.Fatal("the victim still counts as evicting though no eviction was written")
 	}
 }
