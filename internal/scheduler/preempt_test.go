@@ -48,13 +48,7 @@ func TestFinishedVictimIsNotEvicted(t *testing.T) {
 	if writes != 0 {
 		t.Fatalf("%d status writes to a finished victim, want none", writes)
 	}
-	var got kueue.Workload
-	if err := c.Get(context.Background(), client.ObjectKeyFromObject(wl), &got); err != nil {
-		t.Fatal(err)
-	}
-	if meta.FindStatusCondition(got.Status.Conditions, kueue.WorkloadEvicted) != nil {
-		t.Fatalf("finished victim got an Evicted condition: %+v", got.Status.Conditions)
-	}
+	assertNotEvicted(t, c, client.ObjectKeyFromObject(wl))
 }
 
 // TestVictimWithoutJobIsReleasedInTheEvictingWrite: a Workload with no
@@ -128,13 +122,7 @@ func TestEvictionReadsTheAPIServer(t *testing.T) {
 	if applies != 0 {
 		t.Fatalf("%d eviction writes to a finished victim, want none", applies)
 	}
-	var got kueue.Workload
-	if err := live.Get(context.Background(), client.ObjectKeyFromObject(running), &got); err != nil {
-		t.Fatal(err)
-	}
-	if meta.FindStatusCondition(got.Status.Conditions, kueue.WorkloadEvicted) != nil {
-		t.Fatalf("finished victim got an Evicted condition: %+v", got.Status.Conditions)
-	}
+	assertNotEvicted(t, live, client.ObjectKeyFromObject(running))
 }
 
 // TestVictimWithAdmissionInFlightIsDecidedAgain: a victim the scheduler
@@ -155,5 +143,18 @@ func TestVictimWithAdmissionInFlightIsDecidedAgain(t *testing.T) {
 	s.evict(context.Background(), key, "other-cq", "InClusterQueue", "preempted", time.Unix(1000, 0))
 	if s.Cache.Evicting(key) {
 		t.Fatal("the victim still counts as evicting though no eviction was written")
+	}
+}
+
+// assertNotEvicted fails the test if the API holds an Evicted condition on
+// the workload.
+func assertNotEvicted(t *testing.T, c client.Client, key types.NamespacedName) {
+	t.Helper()
+	var got kueue.Workload
+	if err := c.Get(context.Background(), key, &got); err != nil {
+		t.Fatal(err)
+	}
+	if meta.FindStatusCondition(got.Status.Conditions, kueue.WorkloadEvicted) != nil {
+		t.Fatalf("finished victim got an Evicted condition: %+v", got.Status.Conditions)
 	}
 }
