@@ -72,7 +72,7 @@ func (s *Scheduler) evict(ctx context.Context, key types.NamespacedName, preempt
 		if err = reader.Get(ctx, key, &wl); err != nil {
 			break
 		}
-		if wl.Status.Admission == nil && s.Cache != nil && s.Cache.Assumed(key) {
+		if wl.Status.Admission == nil && s.Cache.Assumed(key) {
 			err = fmt.Errorf("its admission is still being written")
 			break
 		}

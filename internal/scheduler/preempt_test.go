@@ -26,11 +26,9 @@ import (
 func TestFinishedVictimIsNotEvicted(t *testing.T) {
 	scheme := kueueScheme(t)
 	now := metav1.NewTime(time.Unix(1000, 0))
-	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim"},
-		Status: kueue.WorkloadStatus{Admission: &kueue.Admission{ClusterQueue: "cq"}, Conditions: []metav1.Condition{
-			{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved", LastTransitionTime: now},
-			{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", LastTransitionTime: now},
-		}}}
+	wl := reservedVictim(now)
+	wl.Status.Conditions = append(wl.Status.Conditions,
+		metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", LastTransitionTime: now})
 	writes := 0
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(wl).WithStatusSubresource(wl).
 		WithInterceptorFuncs(interceptor.Funcs{
@@ -43,7 +41,7 @@ func TestFinishedVictimIsNotEvicted(t *testing.T) {
 				return nil
 			},
 		}).Build()
-	s := &Scheduler{Client: c, Writer: &apply.Writer{Client: c}, Recorder: record.NewFakeRecorder(10)}
+	s := &Scheduler{Client: c, Writer: &apply.Writer{Client: c}, Recorder: record.NewFakeRecorder(10), Cache: cache.New()}
 	s.evict(context.Background(), types.NamespacedName{Namespace: "ns", Name: "victim"}, "other-cq", "InClusterQueue", "preempted", now.Time)
 	if writes != 0 {
 		t.Fatalf("%d status writes to a finished victim, want none", writes)
@@ -58,7 +56,7 @@ func TestVictimWithoutJobIsReleasedInTheEvictingWrite(t *testing.T) {
 	now := metav1.NewTime(time.Unix(1000, 0))
 	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim"}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(wl).WithStatusSubresource(wl).Build()
-	s := &Scheduler{Client: c, Writer: &apply.Writer{Client: c}, Recorder: record.NewFakeRecorder(10)}
+	s := &Scheduler{Client: c, Writer: &apply.Writer{Client: c}, Recorder: record.NewFakeRecorder(10), Cache: cache.New()}
 	// Admitted the way the scheduler admits, so that the admission field
 	// manager owns the reservation.
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(wl), wl); err != nil {
@@ -93,10 +91,7 @@ func TestVictimWithoutJobIsReleasedInTheEvictingWrite(t *testing.T) {
 func TestEvictionReadsTheAPIServer(t *testing.T) {
 	scheme := kueueScheme(t)
 	now := metav1.NewTime(time.Unix(1000, 0))
-	running := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim"},
-		Status: kueue.WorkloadStatus{Admission: &kueue.Admission{ClusterQueue: "cq"}, Conditions: []metav1.Condition{
-			{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved", LastTransitionTime: now},
-		}}}
+	running := reservedVictim(now)
 	applies := 0
 	live := fake.NewClientBuilder().WithScheme(scheme).WithObjects(running.DeepCopy()).WithStatusSubresource(running).
 		WithInterceptorFuncs(interceptor.Funcs{
@@ -117,7 +112,8 @@ func TestEvictionReadsTheAPIServer(t *testing.T) {
 	if err := live.Status().Update(context.Background(), finished); err != nil {
 		t.Fatal(err)
 	}
-	s := &Scheduler{Client: informer, APIReader: live, Writer: &apply.Writer{Client: live}, Recorder: record.NewFakeRecorder(10)}
+	s := &Scheduler{Client: informer, APIReader: live, Writer: &apply.Writer{Client: live}, Recorder: record.NewFakeRecorder(10),
+		Cache: cache.New()}
 	s.evict(context.Background(), client.ObjectKeyFromObject(running), "other-cq", "InClusterQueue", "preempted", now.Time)
 	if applies != 0 {
 		t.Fatalf("%d eviction writes to a finished victim, want none", applies)
@@ -157,4 +153,12 @@ func assertNotEvicted(t *testing.T, c client.Client, key types.NamespacedName) {
 	if meta.FindStatusCondition(got.Status.Conditions, kueue.WorkloadEvicted) != nil {
 		t.Fatalf("finished victim got an Evicted condition: %+v", got.Status.Conditions)
 	}
+}
+
+// reservedVictim is a workload "ns/victim" holding quota in "cq".
+func reservedVictim(now metav1.Time) *kueue.Workload {
+	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim"},
+		Status: kueue.WorkloadStatus{Admission: &kueue.Admission{ClusterQueue: "cq"}, Conditions: []metav1.Condition{
+			{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved", LastTransitionTime: now},
+		}}}
 }

@@ -112,6 +112,8 @@ func (d *Driver) retryLive(ctx context.Context, seen *kueue.Workload, act Action
 			fmt.Errorf("the workload changed since the harness saw it"))
 	}
 	var st *kueue.WorkloadStatus
+	// With no runtime left, Decide says Finish for an admitted workload:
+	// the runtime was already found over on the informer's view.
 	switch liveAct, _ := Decide(&live, now, 0, now); {
 	case liveAct == None:
 		return false, nil // finished or cleared meanwhile: nothing left to do

@@ -16,7 +16,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,6 +25,7 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
+	"github.com/kuota-dev/kuota/internal/resources"
 )
 
 // Admitter admits every pending Workload at once.
@@ -82,32 +82,13 @@ func Admission(wl *kueue.Workload, cq kueue.ClusterQueueReference, flavor kueue.
 		count := ps.Count
 		psa := kueue.PodSetAssignment{Name: ps.Name, Count: &count,
 			Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{}, ResourceUsage: corev1.ResourceList{}}
-		for name, q := range podRequests(&ps.Template.Spec) {
+		for name, perPod := range resources.PodRequests(&ps.Template.Spec) {
 			psa.Flavors[name] = flavor
-			total := q.DeepCopy()
-			total.Mul(int64(count))
-			psa.ResourceUsage[name] = total
+			psa.ResourceUsage[name] = resources.ToQuantity(name, resources.Mul(perPod, int64(count)))
 		}
 		adm.PodSetAssignments = append(adm.PodSetAssignments, psa)
 	}
 	return adm
-}
-
-// podRequests sums the containers' requests (enough for the benchmark's
-// one-container pods; init containers and overhead are left out).
-func podRequests(spec *corev1.PodSpec) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for _, c := range spec.Containers {
-		for name, q := range c.Resources.Requests {
-			sum := out[name]
-			if sum.IsZero() {
-				sum = resource.Quantity{Format: q.Format}
-			}
-			sum.Add(q)
-			out[name] = sum
-		}
-	}
-	return out
 }
 
 // Activator marks every ClusterQueue Active, which is all the harness

@@ -1,12 +1,20 @@
 package floor
 
 import (
+	"context"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/apply"
 )
 
 func TestAdmissionAssignsEveryRequestToTheFlavor(t *testing.T) {
@@ -35,5 +43,40 @@ func TestAdmissionAssignsEveryRequestToTheFlavor(t *testing.T) {
 		if got.Cmp(resource.MustParse(want)) != 0 {
 			t.Errorf("usage of %s = %s, want %s", name, got.String(), want)
 		}
+	}
+}
+
+func TestReconcilersAdmitAndActivate(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := kueue.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	cq := &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq"}}
+	lq := &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "lq"}, Spec: kueue.LocalQueueSpec{ClusterQueue: "cq"}}
+	rf := &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "f"}}
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl"}, Spec: kueue.WorkloadSpec{QueueName: "lq",
+		PodSets: []kueue.PodSet{{Name: "main", Count: 1, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
+			{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}}}}}}}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cq, lq, rf, wl).WithStatusSubresource(cq, wl).Build()
+	ctx := context.Background()
+	if _, err := (&Activator{Client: c}).Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cq)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(cq), cq); err != nil {
+		t.Fatal(err)
+	}
+	if !meta.IsStatusConditionTrue(cq.Status.Conditions, kueue.ClusterQueueActive) {
+		t.Errorf("ClusterQueue not Active: %+v", cq.Status.Conditions)
+	}
+	a := &Admitter{Client: c, Writer: &apply.Writer{Client: c}}
+	if _, err := a.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(wl)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(wl), wl); err != nil {
+		t.Fatal(err)
+	}
+	if !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) || wl.Status.Admission == nil ||
+		wl.Status.Admission.ClusterQueue != "cq" {
+		t.Fatalf("workload not admitted to cq: %+v", wl.Status)
 	}
 }

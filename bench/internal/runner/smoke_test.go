@@ -63,6 +63,9 @@ func TestSmoke(t *testing.T) {
 	if s.Writes == nil || s.Writes.WorkloadWrites == 0 || s.Writes.ClusterQueueStatus == 0 {
 		t.Errorf("manager writes = %+v, want writes to workloads and clusterqueues/status counted", s.Writes)
 	}
+	if s.TerminatedWatchers == nil {
+		t.Error("the API server's count of closed watchers was not read")
+	}
 	checkResults(t, out)
 }
 
