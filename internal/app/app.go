@@ -6,7 +6,6 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -24,7 +23,6 @@ import (
 	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/controller/status"
-	"github.com/kuota-dev/kuota/internal/controller/workload"
 	"github.com/kuota-dev/kuota/internal/scheduler"
 )
 
@@ -108,10 +106,7 @@ func New(opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
-	if err := workload.IndexFields(context.Background(), mgr); err != nil {
-		return nil, err
-	}
-	m := &Manager{Manager: mgr, Cache: cache.New()}
+	m := &Manager{Manager: mgr, Cache: cache.New(workloadOptions(cfg))}
 	if err := m.setupControllers(cfg); err != nil {
 		return nil, err
 	}

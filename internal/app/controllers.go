@@ -5,75 +5,60 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
-	"github.com/kuota-dev/kuota/internal/apply"
+	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/controller/admissioncheck"
 	"github.com/kuota-dev/kuota/internal/controller/clusterqueue"
-	"github.com/kuota-dev/kuota/internal/controller/cohort"
-	"github.com/kuota-dev/kuota/internal/controller/localqueue"
-	"github.com/kuota-dev/kuota/internal/controller/namespace"
 	"github.com/kuota-dev/kuota/internal/controller/resourceflavor"
 	"github.com/kuota-dev/kuota/internal/controller/status"
 	"github.com/kuota-dev/kuota/internal/controller/workload"
-	"github.com/kuota-dev/kuota/internal/controller/workloadpriorityclass"
+	"github.com/kuota-dev/kuota/internal/feed"
+	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/metrics"
+	"github.com/kuota-dev/kuota/internal/report"
 	"github.com/kuota-dev/kuota/internal/scheduler"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
 	"github.com/kuota-dev/kuota/internal/scheduling/preemption"
+	"github.com/kuota-dev/kuota/internal/state"
 )
-
-// loader lists one kind and reconciles every object, to fill the cache
-// before the scheduler's first cycle.
-type loader struct {
-	list      client.ObjectList
-	reconcile reconcile.Reconciler
-}
 
 func (m *Manager) setupControllers(cfg *configapi.Configuration) error {
 	c, mgr := m.Cache, m.Manager
 	cl := mgr.GetClient()
 	writer := newWriter(mgr)
 	recorder := mgr.GetEventRecorderFor("kueue-admission")
-	wl := &workload.Reconciler{Client: cl, Cache: c, Writer: writer, Recorder: recorder, Options: workloadOptions(cfg),
-		Concurrency: concurrency(cfg, "Workload.kueue.x-k8s.io", 10)}
-	reconcilers := []struct {
-		setup interface{ SetupWithManager(ctrl.Manager) error }
-		load  loader
-	}{
-		{&namespace.Reconciler{Client: cl, Cache: c}, loader{&corev1.NamespaceList{}, nil}},
-		{&resourceflavor.Reconciler{Client: cl, Cache: c}, loader{&kueue.ResourceFlavorList{}, nil}},
-		{&admissioncheck.Reconciler{Client: cl, Cache: c}, loader{&kueue.AdmissionCheckList{}, nil}},
-		{&workloadpriorityclass.Reconciler{Client: cl, Cache: c}, loader{&kueue.WorkloadPriorityClassList{}, nil}},
-		{&cohort.Reconciler{Client: cl, Cache: c}, loader{&kueue.CohortList{}, nil}},
-		{&clusterqueue.Reconciler{Client: cl, Cache: c, Recorder: recorder}, loader{&kueue.ClusterQueueList{}, nil}},
-		{&localqueue.Reconciler{Client: cl, Cache: c}, loader{&kueue.LocalQueueList{}, nil}},
-		{wl, loader{&kueue.WorkloadList{}, nil}},
-	}
-	var loaders []loader
-	for _, r := range reconcilers {
-		if err := r.setup.SetupWithManager(mgr); err != nil {
-			return fmt.Errorf("setting up %T: %w", r.setup, err)
-		}
-		l := r.load
-		l.reconcile = r.setup.(reconcile.Reconciler)
-		loaders = append(loaders, l)
-	}
-	if err := setupJobs(mgr, cfg); err != nil {
-		return err
+	feeder, err := feed.Register(context.Background(), mgr.GetCache(), c)
+	if err != nil {
+		return fmt.Errorf("feeding the cache from the informers: %w", err)
 	}
 	labels, metricOpts, err := metricsSetup(cfg, cl, c)
 	if err != nil {
 		return err
 	}
-	wl.Labels = labels
+	wl := &workload.Reconciler{Client: cl, Cache: c, Writer: writer, Recorder: recorder, Options: c.Options(), Labels: labels,
+		Concurrency: concurrency(cfg, "Workload.kueue.x-k8s.io", 10)}
+	reconcilers := []interface{ SetupWithManager(ctrl.Manager) error }{
+		&resourceflavor.Reconciler{Client: cl},
+		&admissioncheck.Reconciler{Client: cl},
+		&clusterqueue.Reconciler{Client: cl, Cache: c, Recorder: recorder},
+		wl,
+	}
+	for _, r := range reconcilers {
+		if err := r.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up %T: %w", r, err)
+		}
+	}
+	if err := setupJobs(mgr, cfg); err != nil {
+		return err
+	}
+	c.OnGone(func(obj *kueue.Workload, a *state.Admitted) { recordFinished(labels, obj, a) })
 	metrics.SetReplicaRole(initialRole(cfg))
 	if initialRole(cfg) == metrics.RoleFollower {
 		if err := mgr.Add(roleTracker{}); err != nil {
@@ -88,9 +73,10 @@ func (m *Manager) setupControllers(cfg *configapi.Configuration) error {
 		Options:        schedulingOptions(cfg),
 		BlockAdmission: cfg.WaitForPodsReady != nil && ptr.Deref(cfg.WaitForPodsReady.BlockAdmission, false),
 		Barrier: func(ctx context.Context) error {
-			if err := m.load(ctx, loaders); err != nil {
+			if err := feeder.Wait(ctx); err != nil {
 				return err
 			}
+			awaitFinalizers(ctx, c)
 			close(loaded)
 			return nil
 		},
@@ -104,36 +90,44 @@ func (m *Manager) setupControllers(cfg *configapi.Configuration) error {
 	return nil
 }
 
-// load is the scheduler's start barrier: once the informers have synced,
-// every object is reconciled into the cache, in dependency order, so that
-// the first cycle sees the whole cluster (no double admission, no usage
-// missing after a restart).
-func (m *Manager) load(ctx context.Context, loaders []loader) error {
-	if !m.GetCache().WaitForCacheSync(ctx) {
-		return fmt.Errorf("informer caches did not sync")
-	}
-	for _, l := range loaders {
-		list := l.list.DeepCopyObject().(client.ObjectList)
-		if err := m.GetClient().List(ctx, list); err != nil {
-			return fmt.Errorf("listing %T: %w", list, err)
-		}
-		items, err := metaItems(list)
-		if err != nil {
-			return err
-		}
-		for _, key := range items {
-			if _, err := l.reconcile.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
-				// Not fatal: the controller retries; the cache is still fed
-				// from what the object says.
-				ctrl.LoggerFrom(ctx).V(1).Info("initial reconcile failed", "object", key, "error", err.Error())
-			}
+// finalizerWait bounds how long the first cycle waits for the ClusterQueues
+// found at start to get their finalizers.
+const finalizerWait = 10 * time.Second
+
+// awaitFinalizers holds the first scheduling cycle until every ClusterQueue
+// found at start carries its finalizer (the ClusterQueue controller adds
+// them within moments), so that queues that existed before the manager all
+// start admitting together; one still without it after finalizerWait
+// waits alone.
+func awaitFinalizers(ctx context.Context, c *cache.Cache) {
+	deadline := time.Now().Add(finalizerWait)
+	for c.AwaitingFinalizers() > 0 && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	return nil
 }
 
-func workloadOptions(cfg *configapi.Configuration) workload.Options {
-	o := workload.Options{RequeueAtEvictionTime: true}
+// recordFinished counts a workload that finished while holding quota
+// recorded in this process (a restart does not count it twice).
+func recordFinished(labels *report.Labels, wl *kueue.Workload, a *state.Admitted) {
+	c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return
+	}
+	ran := time.Duration(-1)
+	if a.Admitted && a.ReservedAt > 0 {
+		ran = max(0, c.LastTransitionTime.Time.Sub(time.Unix(0, a.ReservedAt)))
+	}
+	metrics.Finished(labels.Of(context.Background(), wl, a.ClusterQueue), ran)
+}
+
+// workloadOptions says how Workloads become scheduler records and how
+// their lifecycle runs.
+func workloadOptions(cfg *configapi.Configuration) lifecycle.Options {
+	o := lifecycle.Options{RequeueAtEvictionTime: true}
 	if r := cfg.Resources; r != nil {
 		o.ExcludedResourcePrefixes = r.ExcludeResourcePrefixes
 	}
@@ -147,9 +141,9 @@ func workloadOptions(cfg *configapi.Configuration) workload.Options {
 }
 
 // podsReadyOptions converts waitForPodsReady (defaulted by the loader).
-func podsReadyOptions(w *configapi.WaitForPodsReady) *workload.PodsReadyOptions {
-	o := &workload.PodsReadyOptions{Timeout: w.Timeout.Duration, RecoveryTimeout: w.Timeout.Duration,
-		Backoff: apply.Backoff{Base: 60 * time.Second, Max: time.Hour}}
+func podsReadyOptions(w *configapi.WaitForPodsReady) *lifecycle.PodsReadyOptions {
+	o := &lifecycle.PodsReadyOptions{Timeout: w.Timeout.Duration, RecoveryTimeout: w.Timeout.Duration,
+		Backoff: lifecycle.Backoff{Base: 60 * time.Second, Max: time.Hour}}
 	if w.RecoveryTimeout != nil {
 		o.RecoveryTimeout = w.RecoveryTimeout.Duration
 	}

@@ -16,14 +16,17 @@ import (
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/controller/status"
-	"github.com/kuota-dev/kuota/internal/controller/workload"
 	"github.com/kuota-dev/kuota/internal/metrics"
+	"github.com/kuota-dev/kuota/internal/report"
 )
 
 // registerOnce registers Kuota's metrics with controller-runtime's registry
 // once per process (tests build several managers in one process).
 var registerOnce = sync.OnceValue(func() error {
 	err := metrics.Register(ctrlmetrics.Registry)
+	if err == nil {
+		err = metrics.RegisterKuota(ctrlmetrics.Registry)
+	}
 	var dup prometheus.AlreadyRegisteredError
 	if errors.As(err, &dup) {
 		return nil
@@ -32,11 +35,12 @@ var registerOnce = sync.OnceValue(func() error {
 })
 
 // metricsSetup returns how workload events and queue gauges are labelled.
-func metricsSetup(cfg *configapi.Configuration, reader client.Reader, c *cache.Cache) (*workload.Labels, status.MetricsOptions, error) {
+func metricsSetup(cfg *configapi.Configuration, reader client.Reader, c *cache.Cache) (*report.Labels, status.MetricsOptions, error) {
 	if err := registerOnce(); err != nil {
 		return nil, status.MetricsOptions{}, err
 	}
-	wl := &workload.Labels{Reader: reader, Cache: c}
+	metrics.SetUnparksSource(c.Unparks)
+	wl := &report.Labels{Reader: reader, Cache: c}
 	opts := status.MetricsOptions{Enabled: true, ClusterQueueResources: cfg.Metrics.EnableClusterQueueResources}
 	if lqm := cfg.Metrics.LocalQueueMetrics; lqm != nil && lqm.Enable {
 		var sel labels.Selector

@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"math"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,40 +28,6 @@ func RetryChecks(st *kueue.WorkloadStatus, now metav1.Time) time.Duration {
 		c.LastTransitionTime = now
 	}
 	return wait
-}
-
-// Backoff describes waitForPodsReady's requeuing backoff.
-type Backoff struct {
-	Base, Max time.Duration
-	// Limit is the number of requeues allowed; nil means no limit.
-	Limit *int32
-}
-
-// Exceeded reports whether one more requeue goes over the limit.
-func (b Backoff) Exceeded(st *kueue.WorkloadStatus) bool {
-	if b.Limit == nil {
-		return false
-	}
-	count := int32(0)
-	if st.RequeueState != nil {
-		count = ptr.Deref(st.RequeueState.Count, 0)
-	}
-	return count+1 > *b.Limit
-}
-
-// Requeue counts one more requeue in status.requeueState and sets
-// requeueAt to now + base×2^(count−1), capped at Max.
-func (b Backoff) Requeue(st *kueue.WorkloadStatus, now time.Time) {
-	if st.RequeueState == nil {
-		st.RequeueState = &kueue.RequeueState{}
-	}
-	count := ptr.Deref(st.RequeueState.Count, 0) + 1
-	st.RequeueState.Count = ptr.To(count)
-	wait := b.Max
-	if exp := float64(b.Base) * math.Pow(2, float64(count-1)); exp < float64(b.Max) {
-		wait = time.Duration(exp)
-	}
-	st.RequeueState.RequeueAt = ptr.To(metav1.NewTime(now.Add(wait).Truncate(time.Second)))
 }
 
 // RequeueAfter sets requeueAt to now + wait, leaving the count alone.

@@ -3,6 +3,7 @@ package apply
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -149,4 +150,35 @@ func Pending(wl *kueue.Workload, reason, message string, requests []kueue.PodSet
 		changed = true
 	}
 	return st, changed
+}
+
+// Inactive returns the status of a pending workload set spec.active=false,
+// as Kueue marks it: Evicted=True with reason Deactivated (or
+// DeactivatedDueTo<cause> when a DeactivationTarget named one, which is
+// consumed), Requeued=False with that reason so that it comes back only
+// once reactivated, QuotaReserved=False saying it is deactivated instead
+// of an older reason to wait, and no requeueState.
+func Inactive(wl *kueue.Workload, now metav1.Time) *kueue.WorkloadStatus {
+	st := AdmissionStatus(wl)
+	gen := wl.Generation
+	reason, message := kueue.WorkloadEvictedByDeactivation, "The workload is deactivated"
+	if dt := meta.FindStatusCondition(st.Conditions, kueue.WorkloadDeactivationTarget); dt != nil && dt.Status == metav1.ConditionTrue {
+		reason, message = reason+"DueTo"+dt.Reason, message+" due to "+dt.Message
+	}
+	meta.RemoveStatusCondition(&st.Conditions, kueue.WorkloadDeactivationTarget)
+	if ev := meta.FindStatusCondition(st.Conditions, kueue.WorkloadEvicted); ev == nil || ev.Status != metav1.ConditionTrue ||
+		!strings.HasPrefix(ev.Reason, kueue.WorkloadEvictedByDeactivation) {
+		SetCondition(&st.Conditions, kueue.WorkloadEvicted, metav1.ConditionTrue, reason, message, gen, now)
+	} else {
+		reason, message = ev.Reason, ev.Message
+	}
+	if rq := meta.FindStatusCondition(st.Conditions, kueue.WorkloadRequeued); rq == nil || rq.Status != metav1.ConditionFalse ||
+		!strings.HasPrefix(rq.Reason, kueue.WorkloadEvictedByDeactivation) {
+		SetCondition(&st.Conditions, kueue.WorkloadRequeued, metav1.ConditionFalse, reason, message, gen, now)
+	}
+	if st.Admission == nil {
+		SetCondition(&st.Conditions, kueue.WorkloadQuotaReserved, metav1.ConditionFalse, kueue.WorkloadEvictedByDeactivation, message, gen, now)
+	}
+	st.RequeueState = nil
+	return st
 }

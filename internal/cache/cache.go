@@ -1,36 +1,53 @@
 // Package cache is the manager's live picture of the cluster: the pure
 // scheduling state (internal/state) and the pending queues
-// (internal/queueing) behind one lock. Controllers feed it from informer
-// events; the scheduler loop reads snapshots from it and records its
-// decisions in it. Whenever something happens that could let a workload in
-// (new work, freed quota, a changed queue, flavor or cohort), it wakes the
-// scheduler.
+// (internal/queueing) behind one lock, fed by the informers' event
+// handlers (internal/feed) with no I/O. The scheduler loop reads snapshots
+// from it and records its decisions in it.
+//
+// Whenever something happens that could let a workload in (new work, freed
+// quota, a changed queue, flavor or cohort), it wakes the scheduler; an
+// update that changes nothing the scheduler reads (a status write, Kuota's
+// own included) costs O(1) and wakes nothing. When a queue's state changes
+// in a way that moves its workloads (a stop policy, a LocalQueue pointed
+// elsewhere, a ClusterQueue created or deleted), the cache places those
+// workloads again from the latest object it holds, at a cost of what that
+// queue holds, and asks the workload controller to revisit them.
 package cache
 
 import (
 	"sync"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/queueing"
 	"github.com/kuota-dev/kuota/internal/state"
 	"github.com/kuota-dev/kuota/internal/workload"
 )
 
+// Key is a workload key.
+type Key = types.NamespacedName
+
+// LocalQueueKey names a LocalQueue.
+type LocalQueueKey = queueing.LocalQueueKey
+
 // Cache is safe for concurrent use.
 type Cache struct {
 	mu     sync.Mutex
+	opts   lifecycle.Options
 	state  *state.State
 	queues *queueing.Manager
 	// priorities holds WorkloadPriorityClass values by name.
 	priorities map[string]int32
 	// lqStop holds the stop policy of LocalQueues that are stopped.
 	lqStop map[LocalQueueKey]kueue.StopPolicy
+	// records holds, for every workload the informer shows that is not
+	// gone, the latest object and where it was placed; byLocal indexes
+	// them by LocalQueue (records.go).
+	records map[Key]*record
+	byLocal map[LocalQueueKey]map[Key]struct{}
 	// assumed holds, for admissions the scheduler decided and is writing
 	// (or wrote but the informer has not shown yet), the resourceVersion
 	// the decision was made on.
@@ -38,32 +55,51 @@ type Cache struct {
 	// own holds the versions the scheduler's own pending-status writes
 	// made (ownwrites.go).
 	own map[Key]ownChain
-	// revisits carries workloads the controller should reconcile again
-	// (for instance after a failed admission write).
-	revisits chan event.GenericEvent
-	// queueChanges carries ClusterQueues and LocalQueues whose stop policy
-	// changed, once the cache knows it, so their workloads are revisited.
-	queueChanges chan event.GenericEvent
-	wake         chan struct{}
+	// poisoned holds workloads set aside after deciding them failed, with
+	// the generation they were set aside at.
+	poisoned map[Key]int64
+	// revisits are the workloads the workload controller should
+	// reconcile again (revisits.go).
+	revisits revisitSet
+	wake     chan struct{}
 	// changed is closed and replaced whenever status-relevant data change,
 	// so status writers can wait for it.
 	changed chan struct{}
+	// onGone is called when a workload holding quota finishes.
+	onGone func(*kueue.Workload, *state.Admitted)
+	// synced is set once the informer handlers delivered the initial
+	// state (the start barrier).
+	synced atomic.Bool
 }
 
-// New returns an empty cache.
-func New() *Cache {
+// New returns an empty cache; opts say how Workloads become records.
+func New(opts lifecycle.Options) *Cache {
 	return &Cache{
-		state:        state.New(),
-		queues:       queueing.NewManager(),
-		priorities:   map[string]int32{},
-		assumed:      map[Key]string{},
-		own:          map[Key]ownChain{},
-		revisits:     make(chan event.GenericEvent, 1024),
-		queueChanges: make(chan event.GenericEvent, 1024),
-		wake:         make(chan struct{}, 1),
-		changed:      make(chan struct{}),
+		opts:       opts,
+		state:      state.New(),
+		queues:     queueing.NewManager(),
+		priorities: map[string]int32{},
+		lqStop:     map[LocalQueueKey]kueue.StopPolicy{},
+		records:    map[Key]*record{},
+		byLocal:    map[LocalQueueKey]map[Key]struct{}{},
+		assumed:    map[Key]string{},
+		own:        map[Key]ownChain{},
+		poisoned:   map[Key]int64{},
+		revisits:   newRevisitSet(),
+		wake:       make(chan struct{}, 1),
+		changed:    make(chan struct{}),
 	}
 }
+
+// Options returns the options records are built with.
+func (c *Cache) Options() lifecycle.Options { return c.opts }
+
+// MarkSynced records that the informer handlers delivered the initial
+// state: from now on the cache holds every object.
+func (c *Cache) MarkSynced() { c.synced.Store(true) }
+
+// Synced reports whether the initial state is loaded.
+func (c *Cache) Synced() bool { return c.synced.Load() }
 
 // Wake returns the channel the scheduler waits on.
 func (c *Cache) Wake() <-chan struct{} { return c.wake }
@@ -74,6 +110,14 @@ func (c *Cache) Changed() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.changed
+}
+
+// Poke wakes the scheduler for one more cycle, as if something changed
+// (tests use it to wait for cycles instead of time).
+func (c *Cache) Poke() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.notify()
 }
 
 // notify wakes the scheduler and status writers. Callers hold the lock.
@@ -106,130 +150,33 @@ func (c *Cache) NextRequeueAt(now int64) int64 {
 	return c.queues.NextRequeueAt(now)
 }
 
-// SetFlavor records a ResourceFlavor.
-func (c *Cache) SetFlavor(f *state.Flavor) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.state.SetFlavor(f)
-	c.queues.UnparkAll()
-	c.notify()
-}
+// Unparks returns how many times parked workloads were released.
+func (c *Cache) Unparks() uint64 { return c.queues.Unparks() }
 
-// DeleteFlavor forgets a ResourceFlavor.
-func (c *Cache) DeleteFlavor(name kueue.ResourceFlavorReference) {
+// ClusterQueue returns a ClusterQueue's spec as the cache knows it.
+func (c *Cache) ClusterQueue(name kueue.ClusterQueueReference) (*state.ClusterQueue, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.state.DeleteFlavor(name)
-	c.notify()
-}
-
-// SetClusterQueue records a ClusterQueue spec.
-func (c *Cache) SetClusterQueue(cq *state.ClusterQueue) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if old, ok := c.state.ClusterQueue(cq.Name); ok && policyOf(old.StopPolicy) != policyOf(cq.StopPolicy) ||
-		!ok && stopped(cq.StopPolicy) {
-		c.queueChangedLocked(&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: string(cq.Name)}})
-	}
-	c.state.SetClusterQueue(cq)
-	c.queues.SetClusterQueue(cq.Name, cq.QueueingStrategy)
-	c.queues.UnparkAll()
-	c.notify()
-}
-
-// DeleteClusterQueue forgets a ClusterQueue.
-func (c *Cache) DeleteClusterQueue(name kueue.ClusterQueueReference) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.state.DeleteClusterQueue(name)
-	c.queues.DeleteClusterQueue(name)
-	c.notify()
-}
-
-// SetCohort records a Cohort spec.
-func (c *Cache) SetCohort(co *state.Cohort) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.state.SetCohort(co)
-	c.queues.UnparkAll()
-	c.notify()
-}
-
-// DeleteCohort forgets a Cohort object.
-func (c *Cache) DeleteCohort(name kueue.CohortReference) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.state.DeleteCohort(name)
-	c.queues.UnparkAll()
-	c.notify()
-}
-
-// SetAdmissionCheck records whether an AdmissionCheck is active.
-func (c *Cache) SetAdmissionCheck(name kueue.AdmissionCheckReference, active bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.state.SetAdmissionCheck(name, active)
-	c.queues.UnparkAll()
-	c.notify()
-}
-
-// DeleteAdmissionCheck forgets an AdmissionCheck.
-func (c *Cache) DeleteAdmissionCheck(name kueue.AdmissionCheckReference) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.state.DeleteAdmissionCheck(name)
-	c.notify()
-}
-
-// SetNamespace records a namespace's labels (for namespace selectors).
-func (c *Cache) SetNamespace(name string, labels map[string]string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.state.SetNamespace(name, labels)
-	c.queues.UnparkAll()
-	c.notify()
-}
-
-// DeleteNamespace forgets a namespace.
-func (c *Cache) DeleteNamespace(name string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.state.DeleteNamespace(name)
-}
-
-// SetLocalQueue records which ClusterQueue a LocalQueue feeds.
-func (c *Cache) SetLocalQueue(key queueing.LocalQueueKey, cq kueue.ClusterQueueReference) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.queues.SetLocalQueue(key, cq)
-	c.notify()
-}
-
-// DeleteLocalQueue forgets a LocalQueue.
-func (c *Cache) DeleteLocalQueue(key queueing.LocalQueueKey) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.queues.DeleteLocalQueue(key)
-	c.notify()
+	return c.state.ClusterQueue(name)
 }
 
 // ClusterQueueFor resolves a LocalQueue.
-func (c *Cache) ClusterQueueFor(key queueing.LocalQueueKey) (kueue.ClusterQueueReference, bool) {
+func (c *Cache) ClusterQueueFor(key LocalQueueKey) (kueue.ClusterQueueReference, bool) {
 	return c.queues.ClusterQueueFor(key)
 }
 
-// SetPriorityClass records a WorkloadPriorityClass value.
-func (c *Cache) SetPriorityClass(name string, value int32) {
+// LocalQueueStopPolicy returns a LocalQueue's stop policy (None if unknown).
+func (c *Cache) LocalQueueStopPolicy(key LocalQueueKey) kueue.StopPolicy {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.priorities[name] = value
+	return c.lqStopLocked(key)
 }
 
-// DeletePriorityClass forgets a WorkloadPriorityClass.
-func (c *Cache) DeletePriorityClass(name string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.priorities, name)
+func (c *Cache) lqStopLocked(key LocalQueueKey) kueue.StopPolicy {
+	if p, ok := c.lqStop[key]; ok {
+		return p
+	}
+	return kueue.None
 }
 
 // PriorityClass returns a WorkloadPriorityClass value.
@@ -240,82 +187,32 @@ func (c *Cache) PriorityClass(name string) (int32, bool) {
 	return v, ok
 }
 
-// Key is a workload key.
-type Key = types.NamespacedName
-
-// SetLocalQueueStopPolicy records a LocalQueue's stop policy.
-func (c *Cache) SetLocalQueueStopPolicy(key LocalQueueKey, policy kueue.StopPolicy) {
+// View returns what the lifecycle needs to know about a workload's queues.
+func (c *Cache) View(wl *kueue.Workload) lifecycle.View {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.lqStop == nil {
-		c.lqStop = map[LocalQueueKey]kueue.StopPolicy{}
-	}
-	if policyOf(c.lqStop[key]) != policyOf(policy) {
-		c.queueChangedLocked(&kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: string(key.Name)}})
-	}
-	if !stopped(policy) {
-		delete(c.lqStop, key)
-		return
-	}
-	c.lqStop[key] = policy
+	return c.viewLocked(wl)
 }
 
-// LocalQueueStopPolicy returns a LocalQueue's stop policy (None if unknown).
-func (c *Cache) LocalQueueStopPolicy(key LocalQueueKey) kueue.StopPolicy {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if p, ok := c.lqStop[key]; ok {
-		return p
+func (c *Cache) viewLocked(wl *kueue.Workload) lifecycle.View {
+	lq := LocalQueueKey{Namespace: wl.Namespace, Name: wl.Spec.QueueName}
+	v := lifecycle.View{LocalQueueStop: c.lqStopLocked(lq), PriorityClasses: c.priorityLocked}
+	v.ClusterQueueName, v.LocalQueueKnown = c.queues.ClusterQueueFor(lq)
+	if cq, ok := c.state.ClusterQueue(v.ClusterQueueName); ok && v.LocalQueueKnown {
+		v.ClusterQueue = cq
 	}
-	return kueue.None
+	if adm := wl.Status.Admission; adm != nil {
+		if cq, ok := c.state.ClusterQueue(adm.ClusterQueue); ok {
+			v.AdmittedIn = cq
+		}
+	}
+	return v
 }
 
-// ClusterQueue returns a ClusterQueue's spec as the cache knows it.
-func (c *Cache) ClusterQueue(name kueue.ClusterQueueReference) (*state.ClusterQueue, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.state.ClusterQueue(name)
-}
-
-// LocalQueueKey names a LocalQueue.
-type LocalQueueKey = queueing.LocalQueueKey
-
-// Revisits returns the workloads their controller must reconcile again (a
-// source for the workload controller).
-func (c *Cache) Revisits() <-chan event.GenericEvent { return c.revisits }
-
-// QueueChanges returns the channel of queues whose stop policy changed.
-func (c *Cache) QueueChanges() <-chan event.GenericEvent { return c.queueChanges }
-
-func (c *Cache) queueChangedLocked(obj client.Object) {
-	ev := event.GenericEvent{Object: obj}
-	select {
-	case c.queueChanges <- ev:
-	default:
-		go func() { c.queueChanges <- ev }()
-	}
-}
-
-// stopped reports a stop policy other than None.
-func stopped(p kueue.StopPolicy) bool { return policyOf(p) != kueue.None }
-
-// policyOf normalizes an unset stop policy to None.
-func policyOf(p kueue.StopPolicy) kueue.StopPolicy {
-	if p == "" {
-		return kueue.None
-	}
-	return p
-}
-
-// revisitLocked asks for a workload to be reconciled again. It never
-// blocks: when the channel is full, a goroutine delivers the request.
-func (c *Cache) revisitLocked(key Key) {
-	ev := event.GenericEvent{Object: &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
-	select {
-	case c.revisits <- ev:
-	default:
-		go func() { c.revisits <- ev }()
-	}
+// priorityLocked resolves a priority class; the caller holds the lock.
+func (c *Cache) priorityLocked(name string) (int32, bool) {
+	v, ok := c.priorities[name]
+	return v, ok
 }
 
 // Ancestors returns the Cohorts above a ClusterQueue, nearest first.
@@ -331,4 +228,36 @@ func (c *Cache) Ancestors(cq kueue.ClusterQueueReference) []string {
 		out = append(out, p.Name())
 	}
 	return out
+}
+
+// AwaitingFinalizers returns how many live ClusterQueues do not carry
+// their finalizer yet (they admit nothing until they do).
+func (c *Cache) AwaitingFinalizers() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, name := range c.state.ClusterQueueNames() {
+		if cq, _ := c.state.ClusterQueue(name); cq.AwaitingFinalizer && !cq.Terminating {
+			n++
+		}
+	}
+	return n
+}
+
+// ReservingIn returns how many workloads hold quota in a ClusterQueue.
+func (c *Cache) ReservingIn(name kueue.ClusterQueueReference) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.state.AdmittedIn(name))
+}
+
+// stopped reports a stop policy other than None.
+func stopped(p kueue.StopPolicy) bool { return policyOf(p) != kueue.None }
+
+// policyOf normalizes an unset stop policy to None.
+func policyOf(p kueue.StopPolicy) kueue.StopPolicy {
+	if p == "" {
+		return kueue.None
+	}
+	return p
 }

@@ -5,8 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/state"
-	"github.com/kuota-dev/kuota/internal/workload"
 )
 
 func assumedOn(t *testing.T, c *Cache, key Key, rv string) {
@@ -20,7 +20,7 @@ func assumedOn(t *testing.T, c *Cache, key Key, rv string) {
 // scheduler's own pending writes made from it, and the informer's view of
 // those versions keeps the admission assumed.
 func TestOwnPendingWritesDoNotUndoAnAssumedAdmission(t *testing.T) {
-	c := New()
+	c := New(lifecycle.Options{})
 	key := types.NamespacedName{Namespace: "ns", Name: "wl"}
 	c.NoteOwnWrite(key, "10", "11")
 	c.NoteOwnWrite(key, "11", "12")
@@ -31,8 +31,8 @@ func TestOwnPendingWritesDoNotUndoAnAssumedAdmission(t *testing.T) {
 	if got := c.Rebase(key, "11"); got != "12" {
 		t.Fatalf("Rebase(11) = %s, want 12", got)
 	}
-	c.Queue(&workload.Info{Key: key, UID: "u", ResourceVersion: "11", ClusterQueue: "cq", Shape: &workload.Shape{Key: "s"}})
-	c.Queue(&workload.Info{Key: key, UID: "u", ResourceVersion: "12", ClusterQueue: "cq", Shape: &workload.Shape{Key: "s"}})
+	c.UpsertWorkload(pendingWL("wl", "lq", "11", "1"))
+	c.UpsertWorkload(pendingWL("wl", "lq", "12", "1"))
 	if !c.AssumedOn(key, "10") {
 		t.Fatal("the informer's view of the scheduler's own versions undid the admission")
 	}
@@ -40,14 +40,14 @@ func TestOwnPendingWritesDoNotUndoAnAssumedAdmission(t *testing.T) {
 
 // Any other change undoes the assumption, and no rebase crosses it.
 func TestForeignChangeUndoesAnAssumedAdmission(t *testing.T) {
-	c := New()
+	c := New(lifecycle.Options{})
 	key := types.NamespacedName{Namespace: "ns", Name: "wl"}
 	c.NoteOwnWrite(key, "10", "11")
 	assumedOn(t, c, key, "10")
 	if got := c.Rebase(key, "9"); got != "9" {
 		t.Fatalf("Rebase(9) = %s, want 9: no own write was made from it", got)
 	}
-	c.Queue(&workload.Info{Key: key, UID: "u", ResourceVersion: "13", ClusterQueue: "cq", Shape: &workload.Shape{Key: "s"}})
+	c.UpsertWorkload(pendingWL("wl", "lq", "13", "1"))
 	if c.Assumed(key) {
 		t.Fatal("a change by someone else left the admission assumed")
 	}
@@ -59,7 +59,7 @@ func TestForeignChangeUndoesAnAssumedAdmission(t *testing.T) {
 // A write made from a version outside the chain starts a new chain; an
 // admission holding quota forgets the chain.
 func TestOwnWriteChainRestartsAndIsForgotten(t *testing.T) {
-	c := New()
+	c := New(lifecycle.Options{})
 	key := types.NamespacedName{Namespace: "ns", Name: "wl"}
 	c.NoteOwnWrite(key, "10", "11")
 	c.NoteOwnWrite(key, "20", "21")
@@ -69,9 +69,7 @@ func TestOwnWriteChainRestartsAndIsForgotten(t *testing.T) {
 	if got := c.Rebase(key, "20"); got != "21" {
 		t.Fatalf("Rebase(20) = %s, want 21", got)
 	}
-	if err := c.Hold(&state.Admitted{Key: key, UID: "u", ClusterQueue: "cq"}); err != nil {
-		t.Fatal(err)
-	}
+	c.UpsertWorkload(admittedWL("wl", "lq", "22", "cq", "1"))
 	if got := c.Rebase(key, "20"); got != "20" {
 		t.Fatalf("Rebase(20) = %s once admitted, want 20", got)
 	}

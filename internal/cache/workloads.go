@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -8,34 +10,62 @@ import (
 	"github.com/kuota-dev/kuota/internal/workload"
 )
 
-// Queue puts a pending workload in its queue, or updates it there. A
-// workload that held quota releases it. The version of a workload the
-// scheduler is admitting (the one its decision was made on) is ignored:
-// it is an old view, and releasing the assumed quota then would let the
-// quota be given twice. So are versions made from it by the scheduler's own
-// pending-status writes (NoteOwnWrite): the admission is written over them.
-func (c *Cache) Queue(info *workload.Info) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if rv, ok := c.assumed[info.Key]; ok {
-		if rv == info.ResourceVersion || c.ownVersionLocked(info.Key, rv, info.ResourceVersion) {
-			return
-		}
-		delete(c.assumed, info.Key)
+// ignoredLocked reports whether a version of a workload the scheduler is
+// admitting must be ignored: the version its decision was made on, or one
+// made from it by the scheduler's own pending-status writes
+// (NoteOwnWrite), is an old view, and acting on it would let the quota be
+// given twice. Any other version undoes the assumption (the admission's
+// write then fails its precondition).
+func (c *Cache) ignoredLocked(key Key, rv string) bool {
+	decided, ok := c.assumed[key]
+	if !ok {
+		return false
 	}
-	c.releaseLocked(info.Key)
-	c.queues.AddOrUpdate(info)
-	c.notify()
+	if rv == decided || c.ownVersionLocked(key, decided, rv) {
+		return true
+	}
+	delete(c.assumed, key)
+	return false
 }
 
-// Hold records that a workload holds quota (on restart, or after the
-// scheduler's write was observed); it leaves the pending queue. Holding the
-// same reservation again only updates its flags.
-func (c *Cache) Hold(a *state.Admitted) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// queueLocked puts a pending workload in its queue, or updates it there.
+// A workload that held quota releases it. It reports a change.
+func (c *Cache) queueLocked(info *workload.Info) bool {
+	if c.ignoredLocked(info.Key, info.ResourceVersion) {
+		return false
+	}
+	released := c.releaseLocked(info.Key) != nil
+	return c.queues.AddOrUpdate(info) || released
+}
+
+// asideLocked takes a pending workload out of the queues (and frees the
+// quota it held, if any). It reports a change.
+func (c *Cache) asideLocked(key Key, rv string) bool {
+	if c.ignoredLocked(key, rv) {
+		return false
+	}
+	_, queued := c.queues.Get(key)
+	c.queues.Delete(key)
+	return c.releaseLocked(key) != nil || queued
+}
+
+// dropLocked forgets a workload that is gone or finished: its quota is
+// freed and it leaves the queues. It reports a change.
+func (c *Cache) dropLocked(key Key) bool {
+	delete(c.assumed, key)
+	delete(c.own, key)
+	_, queued := c.queues.Get(key)
+	c.queues.Delete(key)
+	return c.releaseLocked(key) != nil || queued
+}
+
+// holdLocked records that a workload holds quota (on restart, or once the
+// scheduler's write is observed); it leaves the pending queue. Holding the
+// same reservation again only updates its flags. It reports a change.
+func (c *Cache) holdLocked(a *state.Admitted) bool {
 	delete(c.assumed, a.Key)
 	delete(c.own, a.Key)
+	_, queued := c.queues.Get(a.Key)
 	c.queues.Delete(a.Key)
 	if prev, ok := c.state.Admitted(a.Key); ok {
 		if prev.Evicting && prev.UID == a.UID {
@@ -46,31 +76,15 @@ func (c *Cache) Hold(a *state.Admitted) error {
 		}
 		if prev.ClusterQueue == a.ClusterQueue && sameUsage(prev, a) {
 			if sameFlags(prev, a) {
-				return nil
+				return queued
 			}
-			err := c.state.Replace(a)
-			c.notify()
-			return err
+			_ = c.state.Replace(a)
+			return true
 		}
-		c.state.Forget(a.Key)
+		c.forgetLocked(a.Key)
 	}
-	err := c.state.Assume(a)
-	c.notify()
-	return err
-}
-
-// Release removes a workload from the cache (finished, deleted, or no longer
-// queued); its quota, if any, is freed and the queues of its cohort tree
-// are released to try again. It returns the reservation it freed, or nil.
-func (c *Cache) Release(key types.NamespacedName) *state.Admitted {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.assumed, key)
-	delete(c.own, key)
-	a := c.releaseLocked(key)
-	c.queues.Delete(key)
-	c.notify()
-	return a
+	_ = c.state.Assume(a)
+	return true
 }
 
 // releaseLocked frees the quota of key, if held, and unparks the queues
@@ -80,9 +94,22 @@ func (c *Cache) releaseLocked(key types.NamespacedName) *state.Admitted {
 	if !ok {
 		return nil
 	}
-	c.state.Forget(key)
+	c.forgetLocked(key)
 	c.unparkTreeLocked(a.ClusterQueue)
 	return a
+}
+
+// forgetLocked forgets a reservation; a ClusterQueue whose object is gone
+// leaves the picture with its last reservation.
+func (c *Cache) forgetLocked(key types.NamespacedName) {
+	a, ok := c.state.Admitted(key)
+	if !ok {
+		return
+	}
+	c.state.Forget(key)
+	if _, still := c.state.ClusterQueue(a.ClusterQueue); !still {
+		c.queues.DeleteClusterQueue(a.ClusterQueue)
+	}
 }
 
 // unparkTreeLocked releases parked workloads of every ClusterQueue in the
@@ -128,9 +155,8 @@ func (c *Cache) Assumed(key types.NamespacedName) bool {
 }
 
 // Forget undoes Assume after a failed write: the quota is released and the
-// workload is handed back to its controller, which queues it again from
-// the latest version of the object (the failure often means the object
-// changed since the decision).
+// workload is placed again from the latest object the informer showed (the
+// failure often means the object changed since the decision).
 func (c *Cache) Forget(key types.NamespacedName) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -139,7 +165,9 @@ func (c *Cache) Forget(key types.NamespacedName) {
 	}
 	delete(c.assumed, key)
 	c.releaseLocked(key)
-	c.revisitLocked(key)
+	if r, ok := c.records[key]; ok {
+		c.placeLocked(r.obj)
+	}
 	c.notify()
 }
 
@@ -192,7 +220,7 @@ func (c *Cache) Requeue(info *workload.Info) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cur, pending := c.queues.Get(info.Key); pending && cur.ResourceVersion == info.ResourceVersion {
-		c.queues.AddOrUpdate(info)
+		c.queues.Replace(info)
 	}
 }
 
@@ -239,6 +267,26 @@ func (c *Cache) AllPodsReady() bool {
 		return ready
 	})
 	return ready
+}
+
+// HoldBack keeps a workload from being a candidate until the time, unless
+// what the scheduler reads from it changes first (the API server refused
+// to record its admission).
+func (c *Cache) HoldBack(key types.NamespacedName, until time.Time) {
+	c.queues.HoldBack(key, until.UnixNano())
+}
+
+// SetAside takes a workload out of scheduling until its spec changes
+// (metadata.generation), after deciding or acting on it failed.
+func (c *Cache) SetAside(key types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.records[key]
+	if !ok {
+		return
+	}
+	c.poisoned[key] = r.obj.Generation
+	c.placeLocked(r.obj)
 }
 
 // UnparkAll releases every parked workload without waking the scheduler:

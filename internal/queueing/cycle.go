@@ -22,12 +22,13 @@ func (m *Manager) Candidates(now int64) []workload.Queue {
 		q.sort()
 		var ws []*workload.Info
 		for _, e := range q.items {
-			if e.parked || e.info.RequeueAt > now {
+			if e.parked || e.info.RequeueAt > now || m.heldUntil[e.info.Key] > now {
 				continue
 			}
-			if _, parked := q.parkedShapes[e.info.Shape]; parked {
+			if _, parked := q.parkedShapes[e.info.Shape]; parked && !e.fresh {
 				continue
 			}
+			e.fresh = false
 			ws = append(ws, e.info)
 		}
 		if len(ws) > 0 {
@@ -61,6 +62,11 @@ func (m *Manager) releaseBackoff(now int64) {
 			delete(m.backoff, e)
 		}
 	}
+	for key, until := range m.heldUntil {
+		if until <= now {
+			delete(m.heldUntil, key)
+		}
+	}
 }
 
 // NextRequeueAt returns the earliest requeueAt after now of a workload in
@@ -71,6 +77,11 @@ func (m *Manager) NextRequeueAt(now int64) int64 {
 	var next int64
 	for e := range m.backoff {
 		if at := e.info.RequeueAt; at > now && (next == 0 || at < next) {
+			next = at
+		}
+	}
+	for _, at := range m.heldUntil {
+		if at > now && (next == 0 || at < next) {
 			next = at
 		}
 	}
@@ -102,6 +113,7 @@ func (m *Manager) ParkWorkload(key types.NamespacedName) {
 func (m *Manager) Unpark(cqs ...kueue.ClusterQueueReference) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.unparks++
 	for _, name := range cqs {
 		if q := m.queues[name]; q != nil {
 			clear(q.parkedShapes)
@@ -123,12 +135,21 @@ func (m *Manager) UnparkAll() {
 }
 
 func (m *Manager) unparkAllLocked() {
+	m.unparks++
 	for _, q := range m.queues {
 		clear(q.parkedShapes)
 	}
 	for _, e := range m.workloads {
 		e.parked = false
 	}
+}
+
+// Unparks returns how many times parked workloads were released (each
+// Unpark or UnparkAll counts once).
+func (m *Manager) Unparks() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.unparks
 }
 
 // Parked reports whether a pending workload is parked (alone or by shape).

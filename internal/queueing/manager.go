@@ -38,10 +38,18 @@ type Manager struct {
 	queues      map[kueue.ClusterQueueReference]*queue
 	localQueues map[LocalQueueKey]kueue.ClusterQueueReference
 	workloads   map[types.NamespacedName]*entry
-	perLocal    map[LocalQueueKey]int
-	shapes      *workload.Shapes
+	// byLocal indexes the pending workloads by LocalQueue, so that a
+	// LocalQueue change costs what that queue holds.
+	byLocal map[LocalQueueKey]map[*entry]struct{}
+	shapes  *workload.Shapes
 	// backoff holds entries whose requeueAt is in the future.
 	backoff map[*entry]struct{}
+	// heldUntil holds workloads back until a time (Unix nanoseconds)
+	// after the API server refused to record their admission; a change of
+	// what the scheduler reads from them lifts it.
+	heldUntil map[types.NamespacedName]int64
+	// unparks counts the requests to release parked workloads.
+	unparks uint64
 }
 
 type entry struct {
@@ -52,6 +60,10 @@ type entry struct {
 	// stale after a removal, which is cleaned up lazily.
 	listedIn *queue
 	parked   bool
+	// fresh entries (new, or changed in what the scheduler reads) are
+	// handed to the next cycle even when their shape is parked, so that
+	// each workload is decided, and told why it waits, at least once.
+	fresh bool
 }
 
 type queue struct {
@@ -73,7 +85,8 @@ func NewManager() *Manager {
 		queues:      map[kueue.ClusterQueueReference]*queue{},
 		localQueues: map[LocalQueueKey]kueue.ClusterQueueReference{},
 		workloads:   map[types.NamespacedName]*entry{},
-		perLocal:    map[LocalQueueKey]int{},
+		byLocal:     map[LocalQueueKey]map[*entry]struct{}{},
+		heldUntil:   map[types.NamespacedName]int64{},
 		shapes:      workload.NewShapes(),
 		backoff:     map[*entry]struct{}{},
 	}
@@ -127,8 +140,8 @@ func (m *Manager) SetLocalQueue(key LocalQueueKey, cq kueue.ClusterQueueReferenc
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.localQueues[key] = cq
-	for _, e := range m.workloads {
-		if e.info.Key.Namespace == key.Namespace && e.info.LocalQueue == key.Name && e.info.ClusterQueue != cq {
+	for e := range m.byLocal[key] {
+		if e.info.ClusterQueue != cq {
 			m.detach(e)
 			info := *e.info
 			info.ClusterQueue = cq
@@ -143,10 +156,8 @@ func (m *Manager) DeleteLocalQueue(key LocalQueueKey) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.localQueues, key)
-	for _, e := range m.workloads {
-		if e.info.Key.Namespace == key.Namespace && e.info.LocalQueue == key.Name {
-			m.detach(e)
-		}
+	for e := range m.byLocal[key] {
+		m.detach(e)
 	}
 }
 
@@ -156,6 +167,19 @@ func (m *Manager) ClusterQueueFor(key LocalQueueKey) (kueue.ClusterQueueReferenc
 	defer m.mu.Unlock()
 	cq, ok := m.localQueues[key]
 	return cq, ok
+}
+
+// LocalQueuesOf returns the LocalQueues that feed a ClusterQueue.
+func (m *Manager) LocalQueuesOf(cq kueue.ClusterQueueReference) []LocalQueueKey {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []LocalQueueKey
+	for k, target := range m.localQueues {
+		if target == cq {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // ClusterQueueNames returns the known ClusterQueues, sorted.

@@ -84,6 +84,7 @@ func TestParkedShapeComesBackWhenCapacityGrows(t *testing.T) {
 	m.AddOrUpdate(info("big-1", 0, 1, 8))
 	m.AddOrUpdate(info("big-2", 0, 2, 8))
 	m.AddOrUpdate(info("small", 0, 3, 1))
+	m.Candidates(10) // a cycle decides them all
 	big, _ := m.Get(types.NamespacedName{Namespace: "ns", Name: "big-1"})
 	m.ParkShape("cq", big.Shape)
 	if got := names(m.Candidates(10))["cq"]; !equal(got, []string{"small"}) {
@@ -92,10 +93,14 @@ func TestParkedShapeComesBackWhenCapacityGrows(t *testing.T) {
 	if !m.Parked(types.NamespacedName{Namespace: "ns", Name: "big-2"}) {
 		t.Fatal("every workload of a parked shape is parked")
 	}
-	// A new workload of the parked shape is parked too.
+	// A new workload of the parked shape is decided once (so that it is
+	// told why it waits), then parked with its shape.
 	m.AddOrUpdate(info("big-3", 0, 4, 8))
+	if got := names(m.Candidates(10))["cq"]; !equal(got, []string{"small", "big-3"}) {
+		t.Fatalf("a new member of a parked shape, first cycle: %v", got)
+	}
 	if got := names(m.Candidates(10))["cq"]; !equal(got, []string{"small"}) {
-		t.Fatalf("a new member of a parked shape: %v", got)
+		t.Fatalf("a new member of a parked shape, next cycle: %v", got)
 	}
 	m.Unpark("cq")
 	if got := names(m.Candidates(10))["cq"]; !equal(got, []string{"big-1", "big-2", "small", "big-3"}) {

@@ -9,10 +9,25 @@ import (
 
 // AddOrUpdate queues a pending workload, or replaces its Info. The
 // ClusterQueue is resolved from its LocalQueue; until both exist the
-// workload waits, detached. An update unparks the workload.
-func (m *Manager) AddOrUpdate(info *workload.Info) {
+// workload waits, detached. It reports whether anything the scheduler
+// reads changed: an update that changes only the resourceVersion (a status
+// write, say) keeps the entry as it is, parked or preempting, and only
+// records the new version. A changed workload is unparked.
+func (m *Manager) AddOrUpdate(info *workload.Info) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.addOrUpdate(info, false)
+}
+
+// Replace replaces a pending workload's Info even when the scheduler reads
+// the same from it (to mark it preempting, say), or adds it.
+func (m *Manager) Replace(info *workload.Info) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.addOrUpdate(info, true)
+}
+
+func (m *Manager) addOrUpdate(info *workload.Info, force bool) bool {
 	if cq, ok := m.localQueues[LocalQueueKey{Namespace: info.Key.Namespace, Name: info.LocalQueue}]; ok && info.ClusterQueue == "" {
 		resolved := *info
 		resolved.ClusterQueue = cq
@@ -20,19 +35,58 @@ func (m *Manager) AddOrUpdate(info *workload.Info) {
 	}
 	info.Shape = m.shapes.Intern(info.Shape)
 	if e, ok := m.workloads[info.Key]; ok {
+		if !force && sameScheduling(e.info, info) {
+			m.shapes.Release(info.Shape)
+			if e.info.ResourceVersion != info.ResourceVersion {
+				kept := *e.info
+				kept.ResourceVersion = info.ResourceVersion
+				e.info = &kept
+			}
+			return false
+		}
+		delete(m.heldUntil, info.Key)
 		m.detach(e)
-		m.perLocal[localKey(e.info)]--
+		m.unindex(e)
 		m.shapes.Release(e.info.Shape)
 		e.info = info
-		e.parked = false
-		m.perLocal[localKey(info)]++
+		e.parked, e.fresh = false, true
+		m.index(e)
 		m.attach(e)
-		return
+		return true
 	}
-	e := &entry{info: info}
+	e := &entry{info: info, fresh: true}
 	m.workloads[info.Key] = e
-	m.perLocal[localKey(info)]++
+	m.index(e)
 	m.attach(e)
+	return true
+}
+
+// sameScheduling reports whether two Infos of a workload agree on all the
+// scheduler reads (its queue, order and shape); a preemption mark is the
+// scheduler's own and is kept.
+func sameScheduling(a, b *workload.Info) bool {
+	return a.UID == b.UID && a.LocalQueue == b.LocalQueue && a.ClusterQueue == b.ClusterQueue && a.Priority == b.Priority &&
+		a.QueueOrderTime == b.QueueOrderTime && a.RequeueAt == b.RequeueAt && a.Shape == b.Shape
+}
+
+func (m *Manager) index(e *entry) {
+	k := localKey(e.info)
+	set := m.byLocal[k]
+	if set == nil {
+		set = map[*entry]struct{}{}
+		m.byLocal[k] = set
+	}
+	set[e] = struct{}{}
+}
+
+func (m *Manager) unindex(e *entry) {
+	k := localKey(e.info)
+	if set := m.byLocal[k]; set != nil {
+		delete(set, e)
+		if len(set) == 0 {
+			delete(m.byLocal, k)
+		}
+	}
 }
 
 // Delete removes a workload (admitted, finished or deleted).
@@ -44,11 +98,18 @@ func (m *Manager) Delete(key types.NamespacedName) {
 		return
 	}
 	m.detach(e)
-	if m.perLocal[localKey(e.info)]--; m.perLocal[localKey(e.info)] <= 0 {
-		delete(m.perLocal, localKey(e.info))
-	}
+	m.unindex(e)
 	m.shapes.Release(e.info.Shape)
 	delete(m.workloads, key)
+}
+
+// HoldBack keeps a workload from being a candidate until the time (Unix
+// nanoseconds), unless what the scheduler reads from it changes first.
+// It applies to the workload whether or not it is queued now.
+func (m *Manager) HoldBack(key types.NamespacedName, until int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.heldUntil[key] = until
 }
 
 // Get returns a pending workload's Info.
@@ -124,7 +185,7 @@ func (m *Manager) Pending(cq kueue.ClusterQueueReference) int {
 func (m *Manager) PendingInLocalQueue(key LocalQueueKey) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.perLocal[key]
+	return len(m.byLocal[key])
 }
 
 // Len is the number of pending workloads.
@@ -156,9 +217,9 @@ func localKey(info *workload.Info) LocalQueueKey {
 func (m *Manager) PendingByLocalQueue() map[LocalQueueKey]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[LocalQueueKey]int, len(m.perLocal))
-	for k, n := range m.perLocal {
-		out[k] = n
+	out := make(map[LocalQueueKey]int, len(m.byLocal))
+	for k, set := range m.byLocal {
+		out[k] = len(set)
 	}
 	return out
 }

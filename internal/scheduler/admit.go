@@ -11,7 +11,7 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
-	wlcontroller "github.com/kuota-dev/kuota/internal/controller/workload"
+	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/metrics"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
@@ -26,7 +26,7 @@ func (s *Scheduler) admit(ctx context.Context, d *scheduling.Decision, snap *sta
 	w := d.Workload
 	cq := snap.ClusterQueues[w.ClusterQueue]
 	admission := admissionOf(w.ClusterQueue, d.Assignment)
-	checks := wlcontroller.ApplicableChecks(cq, admission)
+	checks := lifecycle.ApplicableChecks(cq, admission)
 	a := &state.Admitted{
 		Key: w.Key, UID: w.UID, ClusterQueue: w.ClusterQueue, LocalQueue: w.LocalQueue,
 		Admitted: len(checks) == 0, Priority: w.Priority, QueueOrderTime: w.QueueOrderTime,
@@ -47,11 +47,17 @@ func (s *Scheduler) admit(ctx context.Context, d *scheduling.Decision, snap *sta
 			err = s.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager)
 		}
 		if err != nil {
-			s.log.Info("admission not written, requeued", "workload", w.Key, "error", err.Error())
+			if permanent(err) {
+				// Held back before Forget queues it again.
+				s.rejected(ctx, w, err, now)
+			} else {
+				s.log.Info("admission not written, requeued", "workload", w.Key, "error", err.Error())
+			}
 			s.Cache.Forget(w.Key)
 			return
 		}
-		waited := now.Sub(wlcontroller.QueuedSince(wl))
+		s.refusals.succeeded(w.Key)
+		waited := now.Sub(lifecycle.QueuedSince(wl))
 		s.Recorder.Eventf(wl, corev1.EventTypeNormal, "QuotaReserved", "Quota reserved in ClusterQueue %s, wait time since queued was %.0fs",
 			w.ClusterQueue, waited.Seconds())
 		labels := s.Labels.Of(ctx, wl, w.ClusterQueue)

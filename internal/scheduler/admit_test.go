@@ -17,6 +17,7 @@ import (
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/cache"
+	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/state"
 )
 
@@ -50,7 +51,7 @@ func newAdmitTest(t *testing.T) (*Scheduler, client.Client, *kueue.Workload) {
 	scheme := kueueScheme(t)
 	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl", UID: "u"}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(wl).WithStatusSubresource(wl).Build()
-	s := &Scheduler{Client: c, Writer: &apply.Writer{Client: c}, Recorder: record.NewFakeRecorder(10), Cache: cache.New(),
+	s := &Scheduler{Client: c, Writer: &apply.Writer{Client: c}, Recorder: record.NewFakeRecorder(10), Cache: cache.New(lifecycle.Options{}),
 		log: logr.Discard()}
 	var decided kueue.Workload
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(wl), &decided); err != nil {

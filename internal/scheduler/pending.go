@@ -124,7 +124,6 @@ func (p *pendingWrites) next(now time.Time) (types.NamespacedName, *pendingNote,
 		}
 		n := e.due
 		e.due = nil
-		e.written, e.writtenAt = n.reason, now
 		return q.key, n, 0
 	}
 	return types.NamespacedName{}, nil, 0
@@ -156,6 +155,20 @@ func (p *pendingWrites) run(ctx context.Context) {
 		case <-p.wake:
 		case <-timer.C:
 		}
+	}
+}
+
+// written records that a note was written: a note of the same reason is
+// not due again before messageRefresh. Only a successful write counts, so
+// a failed one is written again at the next refusal.
+func (p *pendingWrites) written(key types.NamespacedName, reason string, at time.Time) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e := p.entries[key]; e != nil {
+		e.written, e.writtenAt = reason, at
 	}
 }
 

@@ -12,15 +12,33 @@ func noteOf(reason, message string) func() pendingNote {
 	return func() pendingNote { return pendingNote{reason: reason, message: message} }
 }
 
-// drain pops every note due at now.
+// drain pops every note due at now, as if each write succeeded.
 func drain(p *pendingWrites, now time.Time) []pendingNote {
 	var out []pendingNote
 	for {
-		_, n, _ := p.next(now)
+		key, n, _ := p.next(now)
 		if n == nil {
 			return out
 		}
+		p.written(key, n.reason, now)
 		out = append(out, *n)
+	}
+}
+
+// A note whose write failed is not taken as written: the next refusal
+// with the same reason is written, without waiting for the refresh.
+func TestFailedPendingWriteIsWrittenAgain(t *testing.T) {
+	now := time.Unix(1000, 0)
+	p := newPendingWrites(nil, nil)
+	key := types.NamespacedName{Namespace: "ns", Name: "wl"}
+	p.note(key, "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 4 cpu"))
+	if _, n, _ := p.next(now.Add(pendingGrace)); n == nil {
+		t.Fatal("no note due after the grace")
+	} // the write fails: written is not called
+	now = now.Add(time.Minute)
+	p.note(key, "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 4 cpu"))
+	if got := drain(p, now.Add(pendingGrace)); len(got) != 1 {
+		t.Fatalf("a note whose write failed was not written again: %+v", got)
 	}
 }
 

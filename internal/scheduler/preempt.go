@@ -15,8 +15,8 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
-	wlcontroller "github.com/kuota-dev/kuota/internal/controller/workload"
 	"github.com/kuota-dev/kuota/internal/metrics"
+	"github.com/kuota-dev/kuota/internal/report"
 	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 )
@@ -35,7 +35,10 @@ func (s *Scheduler) preempt(ctx context.Context, d *scheduling.Decision, now tim
 		msg := fmt.Sprintf("Preempted to accommodate a workload (UID: %s) due to %s", w.UID, preemptionCause(reason))
 		s.pool.Go(func() {
 			defer s.recoverWrite(victim.Key.String())
-			s.evict(ctx, victim.Key, w.ClusterQueue, reason, msg, now)
+			if err := s.evict(ctx, victim.Key, w.ClusterQueue, reason, msg, now); err != nil && permanent(err) {
+				// The preemptor would choose the same victim again at once.
+				s.rejected(ctx, w, fmt.Errorf("evicting %s: %w", victim.Key, err), now)
+			}
 		})
 	}
 	preempting := *w
@@ -56,7 +59,7 @@ const evictAttempts = 3
 // victim that has just finished as running (so a write doomed to conflict).
 // A conflict is retried on a fresh read; if the write still fails, the
 // victim is no longer counted as evicting, and the next cycle decides again.
-func (s *Scheduler) evict(ctx context.Context, key types.NamespacedName, preemptor kueue.ClusterQueueReference, reason, msg string, now time.Time) {
+func (s *Scheduler) evict(ctx context.Context, key types.NamespacedName, preemptor kueue.ClusterQueueReference, reason, msg string, now time.Time) error {
 	unlock := s.locks.lock(key)
 	defer unlock()
 	var err error
@@ -78,7 +81,7 @@ func (s *Scheduler) evict(ctx context.Context, key types.NamespacedName, preempt
 		}
 		if wl.Status.Admission == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted) ||
 			meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
-			return // gone from the quota already, finished, or evicted by someone else
+			return nil // gone from the quota already, finished, or evicted by someone else
 		}
 		st := apply.Evict(&wl, kueue.WorkloadEvictedByPreemption, "", reason, msg, metav1.NewTime(now))
 		cleared := len(wl.OwnerReferences) == 0
@@ -93,8 +96,8 @@ func (s *Scheduler) evict(ctx context.Context, key types.NamespacedName, preempt
 			s.Recorder.Event(&wl, corev1.EventTypeNormal, "EvictedDueTo"+kueue.WorkloadEvictedByPreemption, msg)
 			metrics.Preempted(string(preemptor), reason)
 			metrics.Evicted(s.Labels.Of(ctx, &wl, wl.Status.Admission.ClusterQueue),
-				wlcontroller.EvictionOf(&wl, st, kueue.WorkloadEvictedByPreemption, "", now))
-			return
+				report.EvictionOf(&wl, st, kueue.WorkloadEvictedByPreemption, "", now))
+			return nil
 		}
 		if !apierrors.IsConflict(err) {
 			break
@@ -102,6 +105,7 @@ func (s *Scheduler) evict(ctx context.Context, key types.NamespacedName, preempt
 	}
 	s.log.Info("eviction not written, to be decided again", "workload", key, "error", err.Error())
 	s.Cache.UnmarkEvicting(key)
+	return err
 }
 
 // preemptionCause words a preemption reason for messages.

@@ -18,6 +18,7 @@ import (
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/cache"
+	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/state"
 )
 
@@ -41,7 +42,7 @@ func TestFinishedVictimIsNotEvicted(t *testing.T) {
 				return nil
 			},
 		}).Build()
-	s := &Scheduler{Client: c, Writer: &apply.Writer{Client: c}, Recorder: record.NewFakeRecorder(10), Cache: cache.New()}
+	s := &Scheduler{Client: c, Writer: &apply.Writer{Client: c}, Recorder: record.NewFakeRecorder(10), Cache: cache.New(lifecycle.Options{})}
 	s.evict(context.Background(), types.NamespacedName{Namespace: "ns", Name: "victim"}, "other-cq", "InClusterQueue", "preempted", now.Time)
 	if writes != 0 {
 		t.Fatalf("%d status writes to a finished victim, want none", writes)
@@ -56,7 +57,7 @@ func TestVictimWithoutJobIsReleasedInTheEvictingWrite(t *testing.T) {
 	now := metav1.NewTime(time.Unix(1000, 0))
 	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim"}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(wl).WithStatusSubresource(wl).Build()
-	s := &Scheduler{Client: c, Writer: &apply.Writer{Client: c}, Recorder: record.NewFakeRecorder(10), Cache: cache.New()}
+	s := &Scheduler{Client: c, Writer: &apply.Writer{Client: c}, Recorder: record.NewFakeRecorder(10), Cache: cache.New(lifecycle.Options{})}
 	// Admitted the way the scheduler admits, so that the admission field
 	// manager owns the reservation.
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(wl), wl); err != nil {
@@ -113,7 +114,7 @@ func TestEvictionReadsTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &Scheduler{Client: informer, APIReader: live, Writer: &apply.Writer{Client: live}, Recorder: record.NewFakeRecorder(10),
-		Cache: cache.New()}
+		Cache: cache.New(lifecycle.Options{})}
 	s.evict(context.Background(), client.ObjectKeyFromObject(running), "other-cq", "InClusterQueue", "preempted", now.Time)
 	if applies != 0 {
 		t.Fatalf("%d eviction writes to a finished victim, want none", applies)
@@ -130,7 +131,7 @@ func TestVictimWithAdmissionInFlightIsDecidedAgain(t *testing.T) {
 	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim", UID: "v"}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(wl).WithStatusSubresource(wl).Build()
 	s := &Scheduler{Client: c, APIReader: c, Writer: &apply.Writer{Client: c}, Recorder: record.NewFakeRecorder(10),
-		Cache: cache.New(), log: logr.Discard()}
+		Cache: cache.New(lifecycle.Options{}), log: logr.Discard()}
 	key := client.ObjectKeyFromObject(wl)
 	if err := s.Cache.Assume(&state.Admitted{Key: key, UID: "v", ClusterQueue: "cq", Admitted: true}, "1"); err != nil {
 		t.Fatal(err)

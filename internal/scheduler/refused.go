@@ -10,6 +10,7 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
+	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 	"github.com/kuota-dev/kuota/internal/state"
@@ -65,7 +66,8 @@ func (s *Scheduler) sendPending(ctx context.Context, key types.NamespacedName, n
 		return
 	}
 	var wl kueue.Workload
-	if err := s.Client.Get(ctx, key, &wl); err != nil || wl.Status.Admission != nil {
+	if err := s.Client.Get(ctx, key, &wl); err != nil || wl.Status.Admission != nil || !lifecycle.Active(&wl) {
+		// Admitted, gone, or deactivated meanwhile: the note is stale.
 		return
 	}
 	// The informer may not show the last pending write yet; what it
@@ -82,6 +84,7 @@ func (s *Scheduler) sendPending(ctx context.Context, key types.NamespacedName, n
 		s.log.V(2).Info("pending status not written", "workload", key, "error", err.Error())
 		return
 	}
+	s.pending.written(key, n.reason, now)
 	s.Cache.NoteOwnWrite(key, wl.ResourceVersion, rv)
 	if n.warn {
 		s.Recorder.Event(&wl, corev1.EventTypeWarning, "Pending", n.message)

@@ -1,19 +1,27 @@
 // Package scheduler runs the scheduling loop: after a start barrier (every
-// informer synced and the initial objects loaded into the cache), it waits
+// informer handler delivered its initial list into the cache), it waits
 // for something that could let a workload in, takes a snapshot, asks the
 // pure core (internal/scheduling) for decisions and turns them into writes.
 // It is the only place where decisions become writes. Wake-ups are
 // coalesced: many events in a row make one cycle.
+//
+// Failures are contained (failures.go): a panic while deciding or acting
+// on one workload sets that workload aside with a condition and an event
+// while every other workload keeps being scheduled; an admission write the
+// API server refuses for good (invalid, forbidden, denied by a webhook or
+// a policy) is retried with a growing backoff and reported on the
+// workload; cycles that make no progress slow down.
 package scheduler
 
 import (
 	"context"
 	"fmt"
-	"k8s.io/apimachinery/pkg/types"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,10 +29,15 @@ import (
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/cache"
-	wlcontroller "github.com/kuota-dev/kuota/internal/controller/workload"
 	"github.com/kuota-dev/kuota/internal/metrics"
+	"github.com/kuota-dev/kuota/internal/report"
 	"github.com/kuota-dev/kuota/internal/scheduling"
+	"github.com/kuota-dev/kuota/internal/state"
+	"github.com/kuota-dev/kuota/internal/workload"
 )
+
+// DecideFunc is the scheduling core's entry point (scheduling.Decide).
+type DecideFunc func(*state.Snapshot, []workload.Queue, scheduling.Options) scheduling.Result
 
 // Scheduler is a manager Runnable that needs leader election.
 type Scheduler struct {
@@ -44,26 +57,36 @@ type Scheduler struct {
 	Now func() time.Time
 	// OnCycle, when set, is called after each cycle (tests).
 	OnCycle func(CycleReport)
+	// Decide replaces scheduling.Decide (tests inject failures with it).
+	Decide DecideFunc
 	// Labels labels workload metrics; nil records ClusterQueue series only.
-	Labels *wlcontroller.Labels
+	Labels *report.Labels
 	// BlockAdmission (waitForPodsReady.blockAdmission) holds new
 	// admissions while some admitted workload's pods are not ready.
 	BlockAdmission bool
 
-	pool    *apply.Pool
-	log     logr.Logger
-	pending *pendingWrites
-	locks   keyLocks
+	pool     *apply.Pool
+	log      logr.Logger
+	pending  *pendingWrites
+	locks    keyLocks
+	refusals rejections
+	cycles   atomic.Uint64
 }
 
 // CycleReport summarizes one cycle.
 type CycleReport struct {
 	Decisions, Admitted, Preempting int
-	Duration                        time.Duration
+	// SetAside counts workloads set aside because deciding them failed.
+	SetAside int
+	Duration time.Duration
 }
 
 // NeedLeaderElection: only the leader schedules.
 func (s *Scheduler) NeedLeaderElection() bool { return true }
+
+// Cycles returns how many scheduling cycles ran (each wake-up of the loop
+// is one, whether or not some workload was a candidate).
+func (s *Scheduler) Cycles() uint64 { return s.cycles.Load() }
 
 func (s *Scheduler) now() time.Time {
 	if s.Now != nil {
@@ -104,8 +127,17 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		s.pending.stop()
 	}()
 	s.log.Info("scheduler started")
+	return s.loop(ctx)
+}
+
+// loop runs a cycle per wake-up. A cycle that makes no progress (admits
+// and evicts nothing) delays the next one a little more, up to
+// maxIdleDelay, so that a stream of events that change nothing cannot
+// spin the loop; any progress resets the delay.
+func (s *Scheduler) loop(ctx context.Context) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	idle := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -113,9 +145,32 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		case <-s.Cache.Wake():
 		case <-timer.C:
 		}
-		s.safeCycle(ctx)
+		if d := idleDelay(idle); d > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(d):
+			}
+		}
+		if s.safeCycle(ctx) {
+			idle = 0
+		} else {
+			idle++
+		}
 		timer.Reset(s.nextWake())
 	}
+}
+
+// maxIdleDelay bounds the pause after cycles without progress.
+const maxIdleDelay = 100 * time.Millisecond
+
+// idleDelay is the pause before a cycle that follows n cycles without
+// progress: none for the first two, then 5 ms doubling up to maxIdleDelay.
+func idleDelay(n int) time.Duration {
+	if n < 3 {
+		return 0
+	}
+	return min(maxIdleDelay, 5*time.Millisecond<<min(n-3, 10))
 }
 
 // nextWake is when a backoff ends, or a minute from now: cycles are
@@ -129,57 +184,60 @@ func (s *Scheduler) nextWake() time.Duration {
 	return max(wait, time.Millisecond)
 }
 
-// safeCycle runs a cycle, recovering a panic so one bad workload cannot
-// stop scheduling.
-func (s *Scheduler) safeCycle(ctx context.Context) {
+// safeCycle runs a cycle, recovering a panic so that scheduling goes on;
+// it reports whether the cycle made progress.
+func (s *Scheduler) safeCycle(ctx context.Context) (progress bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error(fmt.Errorf("panic: %v", p), "scheduling cycle failed", "stack", string(debug.Stack()))
 		}
 	}()
-	s.cycle(ctx)
+	return s.cycle(ctx)
 }
 
-func (s *Scheduler) cycle(ctx context.Context) {
+func (s *Scheduler) cycle(ctx context.Context) bool {
+	s.cycles.Add(1)
+	metrics.SchedulingCycle()
 	start := s.now()
 	snap, queues := s.Cache.Snapshot(start.UnixNano())
 	if len(queues) == 0 {
-		return
+		return false
 	}
-	res := scheduling.Decide(snap, queues, s.Options)
-	report := CycleReport{Decisions: len(res.Decisions), Admitted: res.Admitted}
+	res, setAside := s.decide(ctx, snap, queues, start)
+	rep := CycleReport{Decisions: len(res.Decisions), Admitted: res.Admitted, SetAside: setAside}
 	blocked := s.BlockAdmission && !s.Cache.AllPodsReady()
 	heldBack := false
 	for i := range res.Decisions {
 		d := &res.Decisions[i]
 		switch {
 		case d.Admit && blocked:
-			report.Admitted--
+			rep.Admitted--
 			heldBack = true
 			s.writeWaiting(ctx, d.Workload, kueue.WorkloadReasonWaitingForPodsReady,
 				func() string { return "Waiting for all admitted workloads to be in the PodsReady condition" }, false, start)
 		case d.Admit:
-			s.admit(ctx, d, snap, start)
+			s.act(ctx, d.Workload, start, func() { s.admit(ctx, d, snap, start) })
 			// Sequential admission: the next waits for this one's pods.
 			blocked = s.BlockAdmission
 		case len(d.Victims) > 0 || d.Reason == scheduling.WaitingForPreemptedWorkloads:
-			report.Preempting++
-			s.preempt(ctx, d, start)
+			rep.Preempting++
+			s.act(ctx, d.Workload, start, func() { s.preempt(ctx, d, start) })
 		default:
-			s.refused(ctx, d, snap, start)
+			s.act(ctx, d.Workload, start, func() { s.refused(ctx, d, snap, start) })
 		}
 	}
 	if heldBack {
 		// Refusals after a held-back admission counted its quota as taken.
 		s.Cache.UnparkAll()
 	}
-	report.Duration = s.now().Sub(start)
+	rep.Duration = s.now().Sub(start)
 	result := metrics.AdmissionInadmissible
-	if report.Admitted > 0 {
+	if rep.Admitted > 0 {
 		result = metrics.AdmissionSuccess
 	}
-	metrics.AdmissionAttempt(result, report.Duration)
+	metrics.AdmissionAttempt(result, rep.Duration)
 	if s.OnCycle != nil {
-		s.OnCycle(report)
+		s.OnCycle(rep)
 	}
+	return rep.Admitted > 0 || rep.Preempting > 0
 }

@@ -52,6 +52,15 @@ type ClusterQueue struct {
 	FairWeight resources.Amount
 	// AdmissionChecks names the checks that apply, per flavor ("" = all).
 	AdmissionChecks []AdmissionCheckRule
+	// Terminating is set once the ClusterQueue is being deleted: it admits
+	// nothing new, but keeps its place in the cohort (its nominal quota and
+	// its usage) until its last reservation is released.
+	Terminating bool
+	// AwaitingFinalizer is set by the manager while the live ClusterQueue
+	// does not carry the resource-in-use finalizer yet; it admits nothing
+	// meanwhile, so that no workload runs in a queue whose deletion would
+	// not wait for it.
+	AwaitingFinalizer bool
 }
 
 // Preemption holds a ClusterQueue's preemption policies with defaults applied.
@@ -127,6 +136,8 @@ func NewClusterQueue(obj *kueue.ClusterQueue) (*ClusterQueue, error) {
 		}
 	}
 	cq.Preemption = preemptionOf(spec.Preemption)
+	cq.Terminating = !obj.DeletionTimestamp.IsZero()
+
 	if spec.StopPolicy != nil && *spec.StopPolicy != "" {
 		cq.StopPolicy = *spec.StopPolicy
 	}

@@ -41,6 +41,8 @@ const (
 	InactiveAdmissionCheckNotFound = "AdmissionCheckNotFound"
 	InactiveAdmissionCheckInactive = "AdmissionCheckInactive"
 	InactiveCohortCycle            = "CohortCycle"
+	InactiveTerminating            = "Terminating"
+	InactiveFinalizerPending       = "FinalizerPending"
 )
 
 // ClusterQueueInactive returns why the ClusterQueue cannot admit, or false
@@ -57,6 +59,12 @@ func (s *Snapshot) computeInactive() {
 		add := func(reason, msg string) {
 			reasons = append(reasons, reason)
 			messages = append(messages, msg)
+		}
+		if cq.Terminating {
+			add(InactiveTerminating, "the ClusterQueue is terminating; it admits nothing new and keeps its quota in the cohort until its workloads release it")
+		}
+		if cq.AwaitingFinalizer && !cq.Terminating {
+			add(InactiveFinalizerPending, "the ClusterQueue does not carry its resource-in-use finalizer yet")
 		}
 		if cq.StopPolicy != kueue.None {
 			add(InactiveStopped, "the ClusterQueue is stopped (stopPolicy "+string(cq.StopPolicy)+")")

@@ -57,7 +57,11 @@ type State struct {
 	admitted   map[types.NamespacedName]*Admitted
 	// byQueue indexes admitted workloads by ClusterQueue.
 	byQueue map[kueue.ClusterQueueReference]map[types.NamespacedName]*Admitted
-	tree    *hierarchy.Tree
+	// gone holds ClusterQueues whose object was deleted while workloads
+	// still held quota in them; they stay in the tree, terminating, until
+	// the last reservation is released.
+	gone map[kueue.ClusterQueueReference]bool
+	tree *hierarchy.Tree
 }
 
 // New returns an empty state.
@@ -70,6 +74,7 @@ func New() *State {
 		namespaces: map[string]labels.Set{},
 		admitted:   map[types.NamespacedName]*Admitted{},
 		byQueue:    map[kueue.ClusterQueueReference]map[types.NamespacedName]*Admitted{},
+		gone:       map[kueue.ClusterQueueReference]bool{},
 		tree:       hierarchy.New(),
 	}
 }
@@ -84,6 +89,7 @@ func (s *State) DeleteFlavor(name kueue.ResourceFlavorReference) { delete(s.flav
 // workloads is kept. Workloads recorded before the ClusterQueue existed (on
 // restart, events arrive in any order) are counted when it appears.
 func (s *State) SetClusterQueue(cq *ClusterQueue) {
+	delete(s.gone, cq.Name)
 	s.queues[cq.Name] = cq
 	isNew := s.tree.ClusterQueue(cq.Name) == nil
 	s.tree.SetClusterQueue(cq.Name, cq.Cohort, cq.Quotas)
@@ -95,11 +101,25 @@ func (s *State) SetClusterQueue(cq *ClusterQueue) {
 	}
 }
 
-// DeleteClusterQueue removes a ClusterQueue. Its admitted workloads stay
-// recorded until forgotten, so that usage is not lost if it comes back.
-func (s *State) DeleteClusterQueue(name kueue.ClusterQueueReference) {
+// DeleteClusterQueue records that a ClusterQueue object is gone. While
+// workloads still hold quota in it, it keeps its place in the tree (its
+// nominal quota and usage count in its cohort) as a terminating queue that
+// admits nothing; it leaves when the last of them is forgotten. It reports
+// whether the queue left the tree now.
+func (s *State) DeleteClusterQueue(name kueue.ClusterQueueReference) bool {
+	if cq, ok := s.queues[name]; ok && len(s.byQueue[name]) > 0 {
+		if !cq.Terminating {
+			cp := *cq
+			cp.Terminating = true
+			s.queues[name] = &cp
+		}
+		s.gone[name] = true
+		return false
+	}
+	delete(s.gone, name)
 	delete(s.queues, name)
 	s.tree.DeleteClusterQueue(name)
+	return true
 }
 
 // SetCohort adds or replaces a Cohort.
@@ -161,6 +181,9 @@ func (s *State) Forget(key types.NamespacedName) bool {
 	}
 	if n := s.tree.ClusterQueue(a.ClusterQueue); n != nil {
 		s.tree.RemoveUsage(n, a.Usage)
+	}
+	if s.gone[a.ClusterQueue] && len(s.byQueue[a.ClusterQueue]) == 0 {
+		s.DeleteClusterQueue(a.ClusterQueue)
 	}
 	return true
 }

@@ -10,6 +10,7 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
+	"github.com/kuota-dev/kuota/internal/lifecycle"
 )
 
 // applied returns wl after a server-side apply of st under the
@@ -70,7 +71,7 @@ func TestManagerWritesAreAccepted(t *testing.T) {
 	next.Spec.Active = ptr.To(false)
 	step("deactivated", next)
 	st = apply.Evict(wl, kueue.WorkloadEvictedByDeactivation, kueue.WorkloadRequeuingLimitExceeded, "", "deactivated", now)
-	apply.Backoff{Base: time.Second, Max: time.Minute}.Requeue(st, now.Time)
+	lifecycle.Backoff{Base: time.Second, Max: time.Minute}.Requeue(st, now.Time)
 	step("evicted for deactivation", applied(wl, st))
 	step("cleared, not requeued", applied(wl, apply.ClearReservation(wl, false, kueue.WorkloadEvictedByDeactivation, "deactivated", now)))
 

@@ -1,6 +1,6 @@
-// Package admissioncheck feeds AdmissionChecks into the cache (whether each
-// is active) and keeps the resource-in-use finalizer while a ClusterQueue
-// uses the check.
+// Package admissioncheck keeps the resource-in-use finalizer of
+// AdmissionChecks while a ClusterQueue uses the check. The cache (whether
+// each check is active) is fed by the informer handlers (internal/feed).
 package admissioncheck
 
 import (
@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"slices"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
-	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/controller"
 )
 
@@ -24,41 +24,50 @@ import (
 // Reconciler reconciles AdmissionChecks.
 type Reconciler struct {
 	Client client.Client
-	Cache  *cache.Cache
 }
 
-// SetupWithManager registers the controller.
+// SetupWithManager registers the controller. Deleting checks wait for
+// ClusterQueue changes, so those are watched too.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).For(&kueue.AdmissionCheck{}).Complete(r)
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&kueue.AdmissionCheck{}, builder.WithPredicates(controller.SpecOrLifecycle)).
+		Watches(&kueue.ClusterQueue{}, handler.EnqueueRequestsFromMapFunc(checksOf), builder.WithPredicates(controller.SpecOrLifecycle)).
+		Complete(r)
 }
 
-// Reconcile records whether the check is active (its Active condition is
-// True, as set by the check's controller).
+func checksOf(_ context.Context, obj client.Object) []reconcile.Request {
+	cq, ok := obj.(*kueue.ClusterQueue)
+	if !ok || cq.Spec.AdmissionChecksStrategy == nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, rule := range cq.Spec.AdmissionChecksStrategy.AdmissionChecks {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: string(rule.Name)}})
+	}
+	return out
+}
+
+// Reconcile keeps the finalizer; a deleted check loses it once no
+// ClusterQueue uses it.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	name := kueue.AdmissionCheckReference(req.Name)
 	var ac kueue.AdmissionCheck
 	if err := r.Client.Get(ctx, req.NamespacedName, &ac); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.Cache.DeleteAdmissionCheck(name)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if ac.DeletionTimestamp.IsZero() {
+		_, err := controller.EnsureFinalizer(ctx, r.Client, &ac)
+		return controller.Outcome(ctx, err)
+	}
+	var cqs kueue.ClusterQueueList
+	if err := r.Client.List(ctx, &cqs); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing ClusterQueues: %w", err)
+	}
+	name := kueue.AdmissionCheckReference(ac.Name)
+	for _, cq := range cqs.Items {
+		if s := cq.Spec.AdmissionChecksStrategy; s != nil && slices.ContainsFunc(s.AdmissionChecks,
+			func(rule kueue.AdmissionCheckStrategyRule) bool { return rule.Name == name }) {
 			return ctrl.Result{}, nil
 		}
-		return ctrl.Result{}, fmt.Errorf("getting AdmissionCheck %s: %w", req.Name, err)
 	}
-	if !ac.DeletionTimestamp.IsZero() {
-		r.Cache.DeleteAdmissionCheck(name)
-		var cqs kueue.ClusterQueueList
-		if err := r.Client.List(ctx, &cqs); err != nil {
-			return ctrl.Result{}, fmt.Errorf("listing ClusterQueues: %w", err)
-		}
-		for _, cq := range cqs.Items {
-			if s := cq.Spec.AdmissionChecksStrategy; s != nil && slices.ContainsFunc(s.AdmissionChecks,
-				func(rule kueue.AdmissionCheckStrategyRule) bool { return rule.Name == name }) {
-				return ctrl.Result{}, nil
-			}
-		}
-		return ctrl.Result{}, controller.DropFinalizer(ctx, r.Client, &ac)
-	}
-	r.Cache.SetAdmissionCheck(name, meta.IsStatusConditionTrue(ac.Status.Conditions, kueue.AdmissionCheckActive))
-	_, err := controller.EnsureFinalizer(ctx, r.Client, &ac)
-	return ctrl.Result{}, err
+	return controller.Outcome(ctx, controller.DropFinalizer(ctx, r.Client, &ac))
 }

@@ -1,22 +1,29 @@
-// Package clusterqueue feeds ClusterQueue specs into the cache and keeps the
-// resource-in-use finalizer until no workload reserves quota in the queue.
-// Status is written by the status reporter (internal/controller/status).
+// Package clusterqueue keeps the resource-in-use finalizer of
+// ClusterQueues: a ClusterQueue being deleted keeps it until no workload
+// reserves quota in it, counted from the cache once the cache holds every
+// workload (the start barrier), so that a restart never lets a queue go
+// while its workloads run. Meanwhile the queue stays in its cohort,
+// terminating (internal/cache). It also reports a spec the scheduler
+// cannot use. The cache is fed by the informer handlers (internal/feed);
+// status is written by the status reporter.
 package clusterqueue
 
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/controller"
-	"github.com/kuota-dev/kuota/internal/queueing"
 	"github.com/kuota-dev/kuota/internal/state"
 )
 
@@ -25,49 +32,66 @@ import (
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=clusterqueues/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
+// recheck is how often a terminating ClusterQueue (or one waiting for the
+// start barrier) is looked at again.
+const recheck = 2 * time.Second
+
 // Reconciler reconciles ClusterQueues.
 type Reconciler struct {
 	Client   client.Client
 	Cache    *cache.Cache
 	Recorder record.EventRecorder
+
+	mu       sync.Mutex
+	reported map[types.UID]string
 }
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).For(&kueue.ClusterQueue{}).Complete(r)
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&kueue.ClusterQueue{}, builder.WithPredicates(controller.SpecOrLifecycle)).
+		Complete(r)
 }
 
-// Reconcile records the queue. A deleted queue stops admitting (it is
-// forgotten) and loses its finalizer once no workload reserves quota in it.
+// Reconcile keeps the finalizer of a live queue, and removes it from a
+// deleted one once no workload reserves quota in it.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	name := kueue.ClusterQueueReference(req.Name)
 	var obj kueue.ClusterQueue
 	if err := r.Client.Get(ctx, req.NamespacedName, &obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.Cache.DeleteClusterQueue(name)
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, fmt.Errorf("getting ClusterQueue %s: %w", req.Name, err)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !obj.DeletionTimestamp.IsZero() {
-		r.Cache.DeleteClusterQueue(name)
-		reserving := 0
-		r.Cache.Read(func(st *state.State, _ *queueing.Manager) { reserving = len(st.AdmittedIn(name)) })
-		if reserving > 0 {
-			// Check again later: quota is released as workloads finish.
-			return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
-		}
-		return ctrl.Result{}, controller.DropFinalizer(ctx, r.Client, &obj)
+	if _, err := state.NewClusterQueue(&obj); err != nil {
+		// The webhook refuses such specs; one that slipped through is left
+		// out of scheduling.
+		r.reportOnce(&obj, corev1.EventTypeWarning, "InvalidSpec", err.Error())
 	}
-	cq, err := state.NewClusterQueue(&obj)
-	if err != nil {
-		// The webhook rejects invalid selectors; an object that slipped
-		// through is reported and left out of scheduling.
-		r.Recorder.Event(&obj, "Warning", "InvalidSpec", err.Error())
-		r.Cache.DeleteClusterQueue(name)
-		return ctrl.Result{}, nil
+	if obj.DeletionTimestamp.IsZero() {
+		_, err := controller.EnsureFinalizer(ctx, r.Client, &obj)
+		return controller.Outcome(ctx, err)
 	}
-	r.Cache.SetClusterQueue(cq)
-	_, err = controller.EnsureFinalizer(ctx, r.Client, &obj)
-	return ctrl.Result{}, err
+	if !r.Cache.Synced() {
+		// A half-loaded cache would count too few reservations.
+		return ctrl.Result{RequeueAfter: recheck}, nil
+	}
+	name := kueue.ClusterQueueReference(obj.Name)
+	if n := r.Cache.ReservingIn(name); n > 0 {
+		r.reportOnce(&obj, corev1.EventTypeNormal, "Terminating", fmt.Sprintf(
+			"The ClusterQueue admits nothing new; it keeps its quota and usage in its cohort until its %d reserving workloads release them", n))
+		return ctrl.Result{RequeueAfter: recheck}, nil
+	}
+	return controller.Outcome(ctx, controller.DropFinalizer(ctx, r.Client, &obj))
+}
+
+// reportOnce emits an event once per object and reason.
+func (r *Reconciler) reportOnce(obj *kueue.ClusterQueue, typ, reason, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reported == nil {
+		r.reported = map[types.UID]string{}
+	}
+	if r.reported[obj.UID] == reason {
+		return
+	}
+	r.reported[obj.UID] = reason
+	r.Recorder.Event(obj, typ, reason, msg)
 }

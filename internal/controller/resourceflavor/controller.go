@@ -1,5 +1,6 @@
-// Package resourceflavor feeds ResourceFlavors into the cache and keeps the
-// resource-in-use finalizer while a ClusterQueue names the flavor.
+// Package resourceflavor keeps the resource-in-use finalizer of
+// ResourceFlavors while a ClusterQueue names the flavor. The cache is fed
+// by the informer handlers (internal/feed).
 package resourceflavor
 
 import (
@@ -9,14 +10,13 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
-	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/controller"
-	"github.com/kuota-dev/kuota/internal/state"
 )
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=resourceflavors,verbs=get;list;watch;update;patch
@@ -25,15 +25,14 @@ import (
 // Reconciler reconciles ResourceFlavors.
 type Reconciler struct {
 	Client client.Client
-	Cache  *cache.Cache
 }
 
 // SetupWithManager registers the controller. Deleting flavors wait for
 // ClusterQueue changes, so those are watched too.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&kueue.ResourceFlavor{}).
-		Watches(&kueue.ClusterQueue{}, handler.EnqueueRequestsFromMapFunc(flavorsOf)).
+		For(&kueue.ResourceFlavor{}, builder.WithPredicates(controller.SpecOrLifecycle)).
+		Watches(&kueue.ClusterQueue{}, handler.EnqueueRequestsFromMapFunc(flavorsOf), builder.WithPredicates(controller.SpecOrLifecycle)).
 		Complete(r)
 }
 
@@ -51,28 +50,25 @@ func flavorsOf(_ context.Context, obj client.Object) []reconcile.Request {
 	return out
 }
 
-// Reconcile records the flavor; a deleted flavor loses its finalizer once
+// Reconcile keeps the finalizer; a deleted flavor loses its finalizer once
 // no ClusterQueue names it.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var rf kueue.ResourceFlavor
 	if err := r.Client.Get(ctx, req.NamespacedName, &rf); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.Cache.DeleteFlavor(kueue.ResourceFlavorReference(req.Name))
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting ResourceFlavor %s: %w", req.Name, err)
 	}
 	if rf.DeletionTimestamp.IsZero() {
-		r.Cache.SetFlavor(state.NewFlavor(&rf))
 		_, err := controller.EnsureFinalizer(ctx, r.Client, &rf)
-		return ctrl.Result{}, err
+		return controller.Outcome(ctx, err)
 	}
-	r.Cache.DeleteFlavor(kueue.ResourceFlavorReference(rf.Name))
 	inUse, err := r.inUse(ctx, kueue.ResourceFlavorReference(rf.Name))
 	if err != nil || inUse {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, controller.DropFinalizer(ctx, r.Client, &rf)
+	return controller.Outcome(ctx, controller.DropFinalizer(ctx, r.Client, &rf))
 }
 
 func (r *Reconciler) inUse(ctx context.Context, name kueue.ResourceFlavorReference) (bool, error) {

@@ -1,9 +1,11 @@
-// Package workload follows Workloads through their lifecycle: it queues
-// pending workloads in the cache, records the quota held by reserved ones,
-// and carries out what their conditions ask for: a workload evicted and
-// without a job gets its reservation cleared (the job's part, when there is
-// no job), a deactivated or drained workload is evicted, admission checks
-// gate Admitted. It never decides admissions; the scheduler does.
+// Package workload carries out the Workload lifecycle: for each workload
+// it asks the pure lifecycle (internal/lifecycle) for the next step (say
+// why it cannot queue, deactivate it, evict it on a timeout or a check,
+// clear the reservation of one without a job, requeue it after a backoff
+// or a restarted queue, keep its admission checks in line) and performs
+// it, with the events and metrics that go with it. It decides nothing
+// itself and never feeds the cache: the informer handlers do
+// (internal/feed). It never decides admissions; the scheduler does.
 package workload
 
 import (
@@ -11,21 +13,21 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/cache"
+	"github.com/kuota-dev/kuota/internal/lifecycle"
+	"github.com/kuota-dev/kuota/internal/report"
 )
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;update;patch
@@ -38,16 +40,17 @@ type Reconciler struct {
 	Cache    *cache.Cache
 	Writer   *apply.Writer
 	Recorder record.EventRecorder
-	Options  Options
+	Options  lifecycle.Options
 	// Now returns the current time; time.Now when nil.
 	Now func() time.Time
 	// Concurrency is the number of parallel reconciles (default 10).
 	Concurrency int
 	// Labels labels metrics; nil records ClusterQueue series only.
-	Labels *Labels
+	Labels *report.Labels
 }
 
-// SetupWithManager registers the controller.
+// SetupWithManager registers the controller: Workload events, and the
+// workloads the cache asks to revisit (their queue changed).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	workers := r.Concurrency
 	if workers <= 0 {
@@ -55,12 +58,29 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&kueue.Workload{}).
-		WatchesRawSource(source.Channel(r.Cache.Revisits(), &handler.EnqueueRequestForObject{})).
-		// A queue's stop policy acts on its workloads; the cache reports
-		// the change once it holds it, so the reconcile sees it.
-		WatchesRawSource(source.Channel(r.Cache.QueueChanges(), handler.EnqueueRequestsFromMapFunc(r.workloadsOfQueue))).
+		WatchesRawSource(revisits(r.Cache)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
+}
+
+// revisits feeds the controller the workloads the cache asks for: a set
+// drained on a signal, so each is queued once however often it was asked.
+func revisits(c *cache.Cache) source.Source {
+	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-c.RevisitSignal():
+					for _, key := range c.TakeRevisits() {
+						q.Add(reconcile.Request{NamespacedName: key})
+					}
+				}
+			}
+		}()
+		return nil
+	})
 }
 
 func (r *Reconciler) now() metav1.Time {
@@ -70,61 +90,27 @@ func (r *Reconciler) now() metav1.Time {
 	return metav1.Now()
 }
 
-func keyOf(wl *kueue.Workload) types.NamespacedName {
-	return types.NamespacedName{Namespace: wl.Namespace, Name: wl.Name}
-}
-
-// Reconcile brings the cache and the workload's status in line with the
-// workload's state.
+// Reconcile performs the next lifecycle step of the workload.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var wl kueue.Workload
 	if err := r.Client.Get(ctx, req.NamespacedName, &wl); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.Cache.Release(req.NamespacedName)
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, fmt.Errorf("getting Workload %s: %w", req.NamespacedName, err)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	switch {
-	case !wl.DeletionTimestamp.IsZero() && len(wl.OwnerReferences) == 0,
-		meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished):
-		// Finished, or going away with no job whose pods could still run:
-		// the quota returns.
-		if a := r.Cache.Release(keyOf(&wl)); a != nil {
-			r.recordFinished(ctx, &wl, a)
-		}
-		return ctrl.Result{}, nil
-	}
-	if err := checkPodSets(&wl); err != nil {
-		r.Cache.Release(keyOf(&wl))
-		return ctrl.Result{}, r.setPending(ctx, &wl, kueue.WorkloadReasonMisconfigured, "Invalid workload: "+err.Error(), true)
-	}
-	if deactivationPending(&wl) {
-		return ctrl.Result{}, r.deactivate(ctx, &wl)
-	}
-	if reserved(&wl) {
-		return r.reconcileReserved(ctx, &wl)
-	}
-	return r.reconcilePending(ctx, &wl)
+	view := r.Cache.View(&wl)
+	step := lifecycle.Next(&wl, &view, &r.Options, r.now().Time)
+	res, err := r.perform(ctx, &wl, step)
+	return res, expected(ctx, &wl, err)
 }
 
-// reserved reports whether the workload holds a quota reservation.
-func reserved(wl *kueue.Workload) bool {
-	return wl.Status.Admission != nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
-}
-
-// setPending records why a workload waits (QuotaReserved=False), writing
-// only when the condition changes; with warn, a Warning event too.
-func (r *Reconciler) setPending(ctx context.Context, wl *kueue.Workload, reason, message string, warn bool) error {
-	st, changed := apply.Pending(wl, reason, message, nil, r.now())
-	if !changed {
-		return nil
-	}
-	if err := r.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager); err != nil {
+// expected turns the errors that resolve themselves into a quiet retry: a
+// conflict means a newer version is on its way (its event brings the
+// workload back), NotFound means it is gone. Neither is a reconciler
+// error worth a stack trace.
+func expected(ctx context.Context, wl *kueue.Workload, err error) error {
+	if err == nil || !(apierrors.IsConflict(err) || apierrors.IsNotFound(err)) {
 		return err
 	}
-	if warn {
-		r.Recorder.Event(wl, corev1.EventTypeWarning, reason, message)
-	}
+	ctrl.LoggerFrom(ctx).V(2).Info("workload changed or went away meanwhile; waiting for its next version",
+		"workload", fmt.Sprintf("%s/%s", wl.Namespace, wl.Name), "error", err.Error())
 	return nil
 }

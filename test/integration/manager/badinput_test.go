@@ -47,7 +47,7 @@ func TestBadInput(t *testing.T) {
 		waitClusterQueueActive(t, broken, metav1.ConditionFalse, "FlavorNotFound")
 		create(t, newWorkload(ns, "stuck", "broken", 1, "1", 0))
 		waitPending(t, ns, "stuck", kueue.WorkloadReasonSuspended)
-		stayPending(t, ns, 5*tick, "stuck")
+		stayPending(t, ns, "stuck")
 		// Creating the flavor repairs the queue.
 		create(t, flavor(missing, nil))
 		waitClusterQueueActive(t, broken, metav1.ConditionTrue, "Ready")
@@ -68,7 +68,7 @@ func TestBadInput(t *testing.T) {
 		create(t, localQueue(ns, "no-such-queue", cq))
 		waitAdmitted(t, ns, "lost", cq)
 		waitUsage(t, cq, fl, 2, "3", "0")
-		stayPending(t, ns, 0, "huge")
+		stayPending(t, ns, "huge")
 	})
 }
 

@@ -58,7 +58,7 @@ func TestLendingLimitKeepsQuotaForLender(t *testing.T) {
 	create(t, newWorkload(ns, "l1", "lender", 3, "1", 0))
 	waitAdmitted(t, ns, "l1", lender)
 	waitUsage(t, lender, fl, 1, "3", "0")
-	stayPending(t, ns, 500*time.Millisecond, "b2")
+	stayPending(t, ns, "b2")
 }
 
 // A borrowingLimit caps what a ClusterQueue borrows even when the cohort has
@@ -82,6 +82,6 @@ func TestBorrowingLimitCapsBorrowing(t *testing.T) {
 		return nil
 	})
 	waitUsage(t, borrower, fl, 3, "3", "1")
-	stayPending(t, ns, 500*time.Millisecond, pendingOf(t, ns, "w1", "w2", "w3", "w4")...)
+	stayPending(t, ns, pendingOf(t, ns, "w1", "w2", "w3", "w4")...)
 	waitUsage(t, lender, fl, 0, "0", "0")
 }

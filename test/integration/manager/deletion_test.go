@@ -48,7 +48,7 @@ func TestClusterQueueDeletionWaitsForItsWorkloads(t *testing.T) {
 	}
 	waitClusterQueueActive(t, cq, metav1.ConditionFalse, "Terminating")
 	create(t, newWorkload(ns, "late", "lq", 1, "1", 0))
-	stayPending(t, ns, 5*tick, "late")
+	stayPending(t, ns, "late")
 	var rf kueue.ResourceFlavor
 	if err := env.Client.Get(ctx, objectKey("", fl), &rf); err != nil {
 		t.Fatalf("the flavor of a ClusterQueue still in use must stay: %v", err)

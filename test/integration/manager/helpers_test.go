@@ -36,6 +36,10 @@ func (m *testManager) Stop() error {
 	return m.err
 }
 
+// current is the manager the running test started last (tests of this
+// package run one at a time).
+var current *testManager
+
 // startManager runs a manager for the test and stops it at cleanup.
 func startManager(t *testing.T, mutate ...func(*configapi.Configuration)) *testManager {
 	t.Helper()
@@ -48,6 +52,7 @@ func startManager(t *testing.T, mutate ...func(*configapi.Configuration)) *testM
 		t.Fatal(err)
 	}
 	m := &testManager{Manager: fm}
+	current = m
 	t.Cleanup(func() {
 		if err := m.Stop(); err != nil {
 			t.Errorf("stopping manager: %v", err)
@@ -307,36 +312,63 @@ func waitEvicted(t *testing.T, ns, name, reason string) {
 	})
 }
 
-// stayPending checks, for a while, that none of the workloads gets a
-// reservation.
-func stayPending(t *testing.T, ns string, d time.Duration, names ...string) {
+// quietCycles is how many scheduling cycles a "nothing happens" check
+// waits for.
+const quietCycles = 3
+
+// afterCycles waits for n more scheduling cycles of the current manager
+// (waking it each time), calling check after each; it fails the test at
+// the first error check returns.
+func afterCycles(t *testing.T, n int, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		for _, name := range names {
-			wl := getWorkload(t, ns, name)
-			if wl.Status.Admission != nil || meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) {
-				t.Fatalf("workload %s got a reservation: %+v", name, wl.Status.Admission)
+	m := current
+	if m == nil {
+		t.Fatal("no manager runs")
+	}
+	for i := range n {
+		before := m.Scheduler.Cycles()
+		m.Cache.Poke()
+		eventually(t, 10*time.Second, fmt.Sprintf("scheduling cycle %d of %d", i+1, n), func() error {
+			if m.Scheduler.Cycles() <= before {
+				return fmt.Errorf("no cycle since %d", before)
 			}
+			return nil
+		})
+		if err := check(); err != nil {
+			t.Fatalf("after %d more scheduling cycles: %v", i+1, err)
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
-// stayAdmitted checks, for a while, that the workloads keep their admission.
-func stayAdmitted(t *testing.T, ns string, d time.Duration, names ...string) {
+// stayPending checks that, over the next quietCycles scheduling cycles,
+// none of the workloads gets a reservation.
+func stayPending(t *testing.T, ns string, names ...string) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
+	afterCycles(t, quietCycles, func() error {
+		for _, name := range names {
+			wl := getWorkload(t, ns, name)
+			if wl.Status.Admission != nil || meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) {
+				return fmt.Errorf("workload %s got a reservation: %+v", name, wl.Status.Admission)
+			}
+		}
+		return nil
+	})
+}
+
+// stayAdmitted checks that, over the next quietCycles scheduling cycles,
+// the workloads keep their admission.
+func stayAdmitted(t *testing.T, ns string, names ...string) {
+	t.Helper()
+	afterCycles(t, quietCycles, func() error {
 		for _, name := range names {
 			wl := getWorkload(t, ns, name)
 			if wl.Status.Admission == nil || !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) ||
 				meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted) {
-				t.Fatalf("workload %s lost its admission: conditions %v", name, wl.Status.Conditions)
+				return fmt.Errorf("workload %s lost its admission: conditions %v", name, wl.Status.Conditions)
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // admittedIn lists the workloads of a namespace admitted in a ClusterQueue.
@@ -458,9 +490,6 @@ func pendingOf(t *testing.T, ns string, names ...string) []string {
 	}
 	return out
 }
-
-// tick is the unit of short waits: long enough for a few scheduling cycles.
-const tick = 100 * time.Millisecond
 
 func objectKey(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -75,16 +74,16 @@ func TestRunnerClearsAdmissionWithServerSideApply(t *testing.T) {
 }
 
 // stayAdmittedWhileEvicted checks that an evicted workload whose job has not
-// acted keeps its admission.
+// acted keeps its admission over the next scheduling cycles.
 func stayAdmittedWhileEvicted(t *testing.T, ns, name string) {
 	t.Helper()
-	for range 5 {
+	afterCycles(t, quietCycles, func() error {
 		wl := getWorkload(t, ns, name)
 		if wl.Status.Admission == nil || !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) {
-			t.Fatalf("the reservation of %s, whose job has not stopped, was cleared: %v", name, wl.Status.Conditions)
+			return fmt.Errorf("the reservation of %s, whose job has not stopped, was cleared: %v", name, wl.Status.Conditions)
 		}
-		time.Sleep(tick)
-	}
+		return nil
+	})
 }
 
 // runnerClearsAdmission does what Kueue's scalability runner does to an

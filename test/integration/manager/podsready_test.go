@@ -112,7 +112,7 @@ func TestWaitForPodsReadyRecoveryTimeout(t *testing.T) {
 	create(t, newWorkload(ns, "flaky", "lq", 1, "1", 0))
 	waitAdmitted(t, ns, "flaky", cq)
 	setPodsReady(t, ns, "flaky", metav1.ConditionTrue, kueue.WorkloadStarted)
-	stayAdmitted(t, ns, 10*tick, "flaky")
+	stayAdmitted(t, ns, "flaky")
 	setPodsReady(t, ns, "flaky", metav1.ConditionFalse, string(kueue.WorkloadWaitForRecovery))
 	waitWorkload(t, ns, "flaky", "evicted for the recovery timeout", func(wl *kueue.Workload) error {
 		s := wl.Status.SchedulingStats
@@ -169,7 +169,7 @@ func TestWaitForPodsReadyBlockAdmission(t *testing.T) {
 	create(t, newWorkload(ns, "a", "lq", 1, "1", 10), newWorkload(ns, "b", "lq", 1, "1", 0))
 	waitAdmitted(t, ns, "a", cq)
 	waitPending(t, ns, "b", kueue.WorkloadReasonWaitingForPodsReady)
-	stayPending(t, ns, 5*tick, "b")
+	stayPending(t, ns, "b")
 	setPodsReady(t, ns, "a", metav1.ConditionTrue, kueue.WorkloadStarted)
 	waitAdmitted(t, ns, "b", cq)
 }

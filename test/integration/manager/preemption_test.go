@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,7 +81,7 @@ func TestReclaimWithinCohort(t *testing.T) {
 	waitAdmitted(t, ns, "mine", owner)
 	// Exactly one of the borrower's workloads had to go.
 	var victim, survivor string
-	eventually(t, 20*tick, "one borrower workload preempted", func() error {
+	eventually(t, 20*time.Second, "one borrower workload preempted", func() error {
 		victim, survivor = "", ""
 		for _, name := range []string{"b1", "b2"} {
 			if getWorkload(t, ns, name).Status.Admission == nil {
@@ -96,7 +97,7 @@ func TestReclaimWithinCohort(t *testing.T) {
 	})
 	waitPreempted(t, ns, victim, kueue.InCohortReclamationReason)
 	waitEvent(t, ns, victim, corev1.EventTypeNormal, "Preempted")
-	stayAdmitted(t, ns, 5*tick, survivor, "mine")
+	stayAdmitted(t, ns, survivor, "mine")
 	waitUsage(t, owner, fl, 1, "2", "0")
 	waitUsage(t, borrower, fl, 1, "2", "2")
 }

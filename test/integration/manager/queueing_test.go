@@ -2,7 +2,6 @@ package manager
 
 import (
 	"testing"
-	"time"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 )
@@ -22,7 +21,7 @@ func TestStrictFIFOHeadBlocksQueue(t *testing.T) {
 	create(t, newWorkload(ns, "head", "lq", 3, "1", 10), newWorkload(ns, "small", "lq", 1, "1", 0))
 	waitPending(t, ns, "head", kueue.WorkloadReasonWaitingForQuota)
 	waitPending(t, ns, "small", kueue.WorkloadReasonWaitingForQuota)
-	stayPending(t, ns, time.Second, "head", "small")
+	stayPending(t, ns, "head", "small")
 	waitUsage(t, cq, fl, 1, "2", "0")
 
 	finish(t, ns, "running")

@@ -48,8 +48,10 @@ func TestRestartRebuildsState(t *testing.T) {
 	}
 
 	startManager(t)
-	// Give the new manager time to make (wrong) decisions and publish status.
-	time.Sleep(2 * time.Second)
+	// Give the new manager cycles to make (wrong) decisions, and time to
+	// publish status.
+	afterCycles(t, quietCycles, func() error { return nil })
+	time.Sleep(time.Second)
 	for name, old := range before {
 		now := getWorkload(t, ns, name)
 		if now.ResourceVersion != old.ResourceVersion {
@@ -62,7 +64,7 @@ func TestRestartRebuildsState(t *testing.T) {
 			t.Errorf("%s has %d QuotaReserved events after the restart, want 1", name, n)
 		}
 	}
-	stayPending(t, ns, 0, "p1", "p2")
+	stayPending(t, ns, "p1", "p2")
 	cqAfter := getClusterQueue(t, cq)
 	if !equality.Semantic.DeepEqual(statusFigures(&cqBefore.Status), statusFigures(&cqAfter.Status)) {
 		t.Errorf("ClusterQueue status changed over the restart:\nbefore %+v\nafter  %+v", cqBefore.Status, cqAfter.Status)

@@ -61,8 +61,8 @@ func TestClusterQueueStopPolicy(t *testing.T) {
 	waitClusterQueueActive(t, cq, metav1.ConditionFalse, "Stopped")
 	create(t, newWorkload(ns, "new", "lq", 1, "1", 0))
 	waitPending(t, ns, "new", kueue.WorkloadReasonSuspended)
-	stayPending(t, ns, 5*tick, "new")
-	stayAdmitted(t, ns, 5*tick, "running")
+	stayPending(t, ns, "new")
+	stayAdmitted(t, ns, "running")
 	waitLocalQueueActive(t, ns, "lq", metav1.ConditionFalse, "ClusterQueueIsInactive")
 
 	setClusterQueueStopPolicy(t, cq, kueue.HoldAndDrain)
@@ -72,7 +72,7 @@ func TestClusterQueueStopPolicy(t *testing.T) {
 		return hasCondition(wl, kueue.WorkloadRequeued, metav1.ConditionFalse, kueue.WorkloadEvictedByClusterQueueStopped)
 	})
 	waitUsage(t, cq, fl, 0, "0", "0")
-	stayPending(t, ns, 5*tick, "running", "new")
+	stayPending(t, ns, "running", "new")
 
 	setClusterQueueStopPolicy(t, cq, kueue.None)
 	waitClusterQueueActive(t, cq, metav1.ConditionTrue, "Ready")
@@ -99,8 +99,8 @@ func TestLocalQueueHold(t *testing.T) {
 	create(t, newWorkload(ns, "new", "held", 1, "1", 0), newWorkload(ns, "other", "open", 1, "1", 0))
 	waitAdmitted(t, ns, "other", cq)
 	waitPending(t, ns, "new", kueue.WorkloadReasonSuspended)
-	stayPending(t, ns, 5*tick, "new")
-	stayAdmitted(t, ns, 5*tick, "running")
+	stayPending(t, ns, "new")
+	stayAdmitted(t, ns, "running")
 
 	setLocalQueueStopPolicy(t, ns, "held", kueue.None)
 	waitLocalQueueActive(t, ns, "held", metav1.ConditionTrue, "Ready")

@@ -1,4 +1,7 @@
-package workload
+// Package report holds what the scheduler and the workload controller
+// both record about a Workload beside their writes: the labels of its
+// metric series and the description of an eviction for metrics.
+package report
 
 import (
 	"context"
@@ -12,7 +15,6 @@ import (
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/metrics"
-	"github.com/kuota-dev/kuota/internal/state"
 )
 
 // Labels says how a workload's events are labelled in metrics. The zero
@@ -76,28 +78,4 @@ func EvictionOf(wl *kueue.Workload, st *kueue.WorkloadStatus, reason string, cau
 		ev.PodsReadyFor = now.Sub(c.LastTransitionTime.Time)
 	}
 	return ev
-}
-
-// QueuedSince is when the workload's current wait began: its creation or
-// its last requeue.
-func QueuedSince(wl *kueue.Workload) time.Time {
-	t := wl.CreationTimestamp.Time
-	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadRequeued); c != nil && c.Status == "True" && c.LastTransitionTime.After(t) {
-		t = c.LastTransitionTime.Time
-	}
-	return t
-}
-
-// recordFinished counts a workload that finished while holding quota
-// recorded in this process (a restart does not count it twice).
-func (r *Reconciler) recordFinished(ctx context.Context, wl *kueue.Workload, a *state.Admitted) {
-	c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished)
-	if c == nil || c.Status != "True" {
-		return
-	}
-	ran := time.Duration(-1)
-	if a.Admitted && a.ReservedAt > 0 {
-		ran = max(0, c.LastTransitionTime.Time.Sub(time.Unix(0, a.ReservedAt)))
-	}
-	metrics.Finished(r.Labels.Of(ctx, wl, a.ClusterQueue), ran)
 }

@@ -1,13 +1,15 @@
-package workload
+package lifecycle
 
 import (
 	"fmt"
+	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
-	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/state"
 	"github.com/kuota-dev/kuota/internal/workload"
@@ -17,20 +19,13 @@ import (
 // absurd input; such a workload is refused with a clear condition.
 const maxPodsPerPodSet = 1 << 24
 
-// Options tune how Workloads become scheduler entries.
-type Options struct {
-	// ExcludedResourcePrefixes are ignored for quota.
-	ExcludedResourcePrefixes []string
-	// RequeueAtEvictionTime orders a workload evicted for pods-ready
-	// timeout or an admission check by its eviction time (Kueue's default
-	// requeuingStrategy.timestamp Eviction) rather than its creation time.
-	RequeueAtEvictionTime bool
-	// PodsReady enables waitForPodsReady; nil disables it.
-	PodsReady *PodsReadyOptions
+// KeyOf returns a workload's key.
+func KeyOf(wl *kueue.Workload) types.NamespacedName {
+	return types.NamespacedName{Namespace: wl.Namespace, Name: wl.Name}
 }
 
-// checkPodSets reports malformed PodSets the API server let through.
-func checkPodSets(wl *kueue.Workload) error {
+// CheckPodSets reports malformed PodSets the API server let through.
+func CheckPodSets(wl *kueue.Workload) error {
 	if len(wl.Spec.PodSets) == 0 {
 		return fmt.Errorf("spec.podSets is empty")
 	}
@@ -57,46 +52,46 @@ func checkPodSets(wl *kueue.Workload) error {
 	return nil
 }
 
-// infoFor builds the scheduler's entry for a pending workload.
-func (r *Reconciler) infoFor(wl *kueue.Workload) *workload.Info {
+// Info builds the scheduler's entry for a pending workload. The shape is
+// not interned; the queues intern it.
+func Info(wl *kueue.Workload, v *View, opts *Options) *workload.Info {
 	info := &workload.Info{
-		Key:             keyOf(wl),
+		Key:             KeyOf(wl),
 		UID:             wl.UID,
 		ResourceVersion: wl.ResourceVersion,
 		LocalQueue:      wl.Spec.QueueName,
-		Priority:        r.priorityOf(wl),
-		QueueOrderTime:  r.queueOrderTime(wl),
-		Shape:           workload.ShapeFromPodSets(wl.Spec.PodSets, workload.ShapeOptions{ExcludedResourcePrefixes: r.Options.ExcludedResourcePrefixes}),
+		ClusterQueue:    v.ClusterQueueName,
+		Priority:        Priority(wl, v),
+		QueueOrderTime:  QueueOrderTime(wl, opts),
+		Shape:           workload.ShapeFromPodSets(wl.Spec.PodSets, workload.ShapeOptions{ExcludedResourcePrefixes: opts.ExcludedResourcePrefixes}),
 	}
 	if rs := wl.Status.RequeueState; rs != nil && rs.RequeueAt != nil {
 		info.RequeueAt = rs.RequeueAt.UnixNano()
 	}
-	if cq, ok := r.Cache.ClusterQueueFor(cache.LocalQueueKey{Namespace: wl.Namespace, Name: wl.Spec.QueueName}); ok {
-		info.ClusterQueue = cq
-	}
 	return info
 }
 
-// priorityOf is spec.priority, or the value of the named
+// Priority is spec.priority, or the value of the named
 // WorkloadPriorityClass, or 0. (The API requires spec.priority whenever
 // priorityClassRef is set; the lookup covers objects stored before.)
-func (r *Reconciler) priorityOf(wl *kueue.Workload) int32 {
+func Priority(wl *kueue.Workload, v *View) int32 {
 	if wl.Spec.Priority != nil {
 		return *wl.Spec.Priority
 	}
-	if ref := wl.Spec.PriorityClassRef; ref != nil && ref.Kind == kueue.WorkloadPriorityClassKind {
-		if v, ok := r.Cache.PriorityClass(ref.Name); ok {
-			return v
+	if ref := wl.Spec.PriorityClassRef; ref != nil && ref.Kind == kueue.WorkloadPriorityClassKind && v.PriorityClasses != nil {
+		if value, ok := v.PriorityClasses(ref.Name); ok {
+			return value
 		}
 	}
 	return 0
 }
 
-// queueOrderTime is the creation time, or the eviction time after an
-// eviction for pods-ready timeout or by an admission check.
-func (r *Reconciler) queueOrderTime(wl *kueue.Workload) int64 {
+// QueueOrderTime is the creation time, or the eviction time after an
+// eviction for pods-ready timeout or by an admission check (Unix
+// nanoseconds).
+func QueueOrderTime(wl *kueue.Workload, opts *Options) int64 {
 	t := wl.CreationTimestamp.UnixNano()
-	if !r.Options.RequeueAtEvictionTime {
+	if !opts.RequeueAtEvictionTime {
 		return t
 	}
 	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted); c != nil &&
@@ -106,20 +101,30 @@ func (r *Reconciler) queueOrderTime(wl *kueue.Workload) int64 {
 	return t
 }
 
-// admittedFor builds the record of a workload holding quota, from its
+// QueuedSince is when the workload's current wait began: its creation or
+// its last requeue.
+func QueuedSince(wl *kueue.Workload) time.Time {
+	t := wl.CreationTimestamp.Time
+	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadRequeued); c != nil && c.Status == "True" && c.LastTransitionTime.After(t) {
+		t = c.LastTransitionTime.Time
+	}
+	return t
+}
+
+// Admitted builds the record of a workload holding quota, from its
 // status.admission: usage per flavor minus reclaimable pods.
-func (r *Reconciler) admittedFor(wl *kueue.Workload) *state.Admitted {
+func Admitted(wl *kueue.Workload, v *View, opts *Options) *state.Admitted {
 	adm := wl.Status.Admission
 	a := &state.Admitted{
-		Key:            keyOf(wl),
+		Key:            KeyOf(wl),
 		UID:            wl.UID,
 		ClusterQueue:   adm.ClusterQueue,
 		LocalQueue:     wl.Spec.QueueName,
 		Admitted:       meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted),
 		Evicting:       meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted),
 		PodsReady:      meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadPodsReady),
-		Priority:       r.priorityOf(wl),
-		QueueOrderTime: r.queueOrderTime(wl),
+		Priority:       Priority(wl, v),
+		QueueOrderTime: QueueOrderTime(wl, opts),
 		Usage:          resources.FlavorResourceQuantities{},
 	}
 	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil {
@@ -160,7 +165,7 @@ func minUsage(wl *kueue.Workload, usage resources.FlavorResourceQuantities) reso
 			continue
 		}
 		for _, psa := range wl.Status.Admission.PodSetAssignments {
-			if psa.Name != ps.Name || psa.Count == nil || *psa.Count <= *ps.MinCount {
+			if psa.Name != ps.Name || psa.Count == nil || *psa.Count <= *ps.MinCount || *psa.Count == 0 {
 				continue
 			}
 			if out == nil {
@@ -176,4 +181,28 @@ func minUsage(wl *kueue.Workload, usage resources.FlavorResourceQuantities) reso
 		}
 	}
 	return out
+}
+
+// ApplicableChecks lists the admission checks of the ClusterQueue that apply
+// to an admission: those without onFlavors, and those naming a flavor the
+// admission uses.
+func ApplicableChecks(cq *state.ClusterQueue, adm *kueue.Admission) []kueue.AdmissionCheckReference {
+	var out []kueue.AdmissionCheckReference
+	for _, rule := range cq.AdmissionChecks {
+		if len(rule.OnFlavors) == 0 || usesAnyFlavor(adm, rule.OnFlavors) {
+			out = append(out, rule.Name)
+		}
+	}
+	return out
+}
+
+func usesAnyFlavor(adm *kueue.Admission, flavors []kueue.ResourceFlavorReference) bool {
+	for _, psa := range adm.PodSetAssignments {
+		for _, f := range psa.Flavors {
+			if slices.Contains(flavors, f) {
+				return true
+			}
+		}
+	}
+	return false
 }

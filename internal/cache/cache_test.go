@@ -1,0 +1,115 @@
+package cache
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/lifecycle"
+	"github.com/kuota-dev/kuota/internal/queueing"
+	"github.com/kuota-dev/kuota/internal/resources"
+	"github.com/kuota-dev/kuota/internal/state"
+)
+
+// A new version of a workload that changes nothing the scheduler reads (a
+// status write, the scheduler's own pending note included) neither wakes
+// the scheduler nor unparks anything.
+func TestStatusOnlyWorkloadUpdateIsQuiet(t *testing.T) {
+	c := newTestCache(t, "4")
+	c.UpsertWorkload(pendingWL("a", "lq", "1", "8"))
+	if !woken(c) {
+		t.Fatal("a new workload must wake the scheduler")
+	}
+	info, _ := c.Pending(types.NamespacedName{Namespace: "ns", Name: "a"})
+	c.Park("cq", info.Shape, nil)
+	unparks := c.Unparks()
+	noted := pendingWL("a", "lq", "2", "8")
+	noted.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionFalse, Reason: "WaitingForQuota"}}
+	for i := range 100 {
+		noted.ResourceVersion = string(rune('a' + i%26))
+		c.UpsertWorkload(noted.DeepCopy())
+	}
+	if woken(c) {
+		t.Fatal("status-only updates woke the scheduler")
+	}
+	if c.Unparks() != unparks {
+		t.Fatalf("status-only updates unparked %d times", c.Unparks()-unparks)
+	}
+	if got, _ := c.Pending(types.NamespacedName{Namespace: "ns", Name: "a"}); got.ResourceVersion != noted.ResourceVersion {
+		t.Fatalf("the queued entry keeps version %s, want the latest %s", got.ResourceVersion, noted.ResourceVersion)
+	}
+}
+
+// Stopping a LocalQueue sets its pending workloads aside and asks for them
+// to be revisited; resuming it queues them again. Workloads of other
+// LocalQueues are not touched.
+func TestLocalQueueStopMovesOnlyItsWorkloads(t *testing.T) {
+	c := newTestCache(t, "4")
+	c.SetLocalQueue(LocalQueueKey{Namespace: "ns", Name: "other"}, "cq", kueue.None)
+	c.UpsertWorkload(pendingWL("a", "lq", "1", "1"))
+	c.UpsertWorkload(pendingWL("b", "other", "2", "1"))
+	c.TakeRevisits()
+	c.SetLocalQueue(LocalQueueKey{Namespace: "ns", Name: "lq"}, "cq", kueue.Hold)
+	if p, _ := c.Placement(types.NamespacedName{Namespace: "ns", Name: "a"}); p != lifecycle.Aside {
+		t.Fatalf("workload of the stopped queue is %s, want Aside", p)
+	}
+	if p, _ := c.Placement(types.NamespacedName{Namespace: "ns", Name: "b"}); p != lifecycle.Queued {
+		t.Fatalf("workload of the running queue is %s, want Queued", p)
+	}
+	if got := c.TakeRevisits(); len(got) != 1 || got[0].Name != "a" {
+		t.Fatalf("revisits %v, want [a]", got)
+	}
+	c.SetLocalQueue(LocalQueueKey{Namespace: "ns", Name: "lq"}, "cq", kueue.None)
+	if _, queued := c.Pending(types.NamespacedName{Namespace: "ns", Name: "a"}); !queued {
+		t.Fatal("resuming the LocalQueue must queue its workload again")
+	}
+}
+
+// The example: a cohort of cq-a and cq-b, 10 cpu nominal each;
+// cq-a uses 16 (6 borrowed); deleting cq-a must not free its 10 in the
+// cohort while its workloads still run: the cohort keeps 26 promised on
+// 20 impossible, and cq-a leaves only with its last reservation.
+func TestTerminatingClusterQueueKeepsItsPlaceInTheCohort(t *testing.T) {
+	c := New(lifecycle.Options{})
+	c.SetFlavor(&state.Flavor{Name: "f"})
+	c.SetNamespace("ns", nil)
+	c.SetClusterQueue(clusterQueue(t, "cq-a", "co", "10"))
+	c.SetClusterQueue(clusterQueue(t, "cq-b", "co", "10"))
+	c.SetLocalQueue(LocalQueueKey{Namespace: "ns", Name: "a"}, "cq-a", kueue.None)
+	c.UpsertWorkload(admittedWL("w1", "a", "1", "cq-a", "8"))
+	c.UpsertWorkload(admittedWL("w2", "a", "2", "cq-a", "8"))
+	free := func() resources.Amount {
+		var out resources.Amount
+		c.Read(func(st *state.State, _ *queueing.Manager) {
+			out = st.Tree().ClusterQueue("cq-b").Available(resources.FlavorResource{Flavor: "f", Resource: "cpu"})
+		})
+		return out
+	}
+	if got := free(); got != 4000 {
+		t.Fatalf("cq-b can use %d milli-cpu before the deletion, want 4000", got)
+	}
+	terminating := clusterQueue(t, "cq-a", "co", "10")
+	terminating.Terminating = true
+	c.SetClusterQueue(terminating)
+	c.DeleteClusterQueue("cq-a") // the finalizer was removed by force
+	if got := free(); got != 4000 {
+		t.Fatalf("cq-b can use %d milli-cpu once cq-a is deleted, want still 4000", got)
+	}
+	snap, _ := c.Snapshot(0)
+	if in, ok := snap.ClusterQueueInactive("cq-a"); !ok || in.Reason != state.InactiveTerminating {
+		t.Fatalf("cq-a inactive = %v %+v, want Terminating", ok, in)
+	}
+	c.DeleteWorkload(types.NamespacedName{Namespace: "ns", Name: "w1"})
+	if got := free(); got != 12000 {
+		t.Fatalf("cq-b can use %d milli-cpu after the first release, want 12000 (cq-a's 10 stay nominal)", got)
+	}
+	c.DeleteWorkload(types.NamespacedName{Namespace: "ns", Name: "w2"})
+	if _, ok := c.ClusterQueue("cq-a"); ok {
+		t.Fatal("cq-a must leave once its object is gone and its last reservation released")
+	}
+	if got := free(); got != 10000 {
+		t.Fatalf("cq-b can use %d milli-cpu once cq-a left, want its own 10000", got)
+	}
+}

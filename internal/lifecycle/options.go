@@ -1,0 +1,69 @@
+package lifecycle
+
+import (
+	"math"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+)
+
+// Options tune how Workloads become scheduler records and how their
+// lifecycle runs; they come from the Configuration.
+type Options struct {
+	// ExcludedResourcePrefixes are ignored for quota.
+	ExcludedResourcePrefixes []string
+	// RequeueAtEvictionTime orders a workload evicted for pods-ready
+	// timeout or an admission check by its eviction time (Kueue's default
+	// requeuingStrategy.timestamp Eviction) rather than its creation time.
+	RequeueAtEvictionTime bool
+	// PodsReady enables waitForPodsReady; nil disables it.
+	PodsReady *PodsReadyOptions
+}
+
+// PodsReadyOptions configure waitForPodsReady: an admitted workload whose
+// pods are not all ready within Timeout of its admission (or, after they
+// were ready, within RecoveryTimeout of a pod failing) is evicted and
+// requeued with a growing backoff, or deactivated past the backoff limit.
+type PodsReadyOptions struct {
+	Timeout time.Duration
+	// RecoveryTimeout of 0 disables the recovery check.
+	RecoveryTimeout time.Duration
+	Backoff         Backoff
+}
+
+// Backoff describes waitForPodsReady's requeuing backoff.
+type Backoff struct {
+	Base, Max time.Duration
+	// Limit is the number of requeues allowed; nil means no limit.
+	Limit *int32
+}
+
+// Exceeded reports whether one more requeue goes over the limit.
+func (b Backoff) Exceeded(st *kueue.WorkloadStatus) bool {
+	if b.Limit == nil {
+		return false
+	}
+	count := int32(0)
+	if st.RequeueState != nil {
+		count = ptr.Deref(st.RequeueState.Count, 0)
+	}
+	return count+1 > *b.Limit
+}
+
+// Requeue counts one more requeue in status.requeueState and sets
+// requeueAt to now + base×2^(count−1), capped at Max.
+func (b Backoff) Requeue(st *kueue.WorkloadStatus, now time.Time) {
+	if st.RequeueState == nil {
+		st.RequeueState = &kueue.RequeueState{}
+	}
+	count := ptr.Deref(st.RequeueState.Count, 0) + 1
+	st.RequeueState.Count = ptr.To(count)
+	wait := b.Max
+	if exp := float64(b.Base) * math.Pow(2, float64(count-1)); exp < float64(b.Max) {
+		wait = time.Duration(exp)
+	}
+	st.RequeueState.RequeueAt = ptr.To(metav1.NewTime(now.Add(wait).Truncate(time.Second)))
+}
