@@ -16,7 +16,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -95,6 +94,9 @@ func New(opts Options) (*Manager, error) {
 		return nil, err
 	}
 	mo := managerOptions(opts, scheme)
+	if mo.Metrics, err = metricsOptions(opts); err != nil {
+		return nil, err
+	}
 	var hooks *webhookParts
 	if webhooksEnabled(opts) {
 		if hooks, err = newWebhookParts(opts); err != nil {
@@ -131,12 +133,8 @@ func managerOptions(opts Options, scheme *runtime.Scheme) ctrl.Options {
 		HealthProbeBindAddress:  cfg.Health.HealthProbeBindAddress,
 		ReadinessEndpointName:   "/" + cfg.Health.ReadinessEndpointName,
 		LivenessEndpointName:    "/" + cfg.Health.LivenessEndpointName,
-		Metrics:                 metricsserver.Options{BindAddress: cfg.Metrics.BindAddress, SecureServing: ptr.Deref(opts.SecureMetrics, true)},
-		PprofBindAddress:        cfg.PprofBindAddress,
+		PprofBindAddress:        pprofAddress(cfg.PprofBindAddress),
 		GracefulShutdownTimeout: ptr.To(30 * time.Second),
-	}
-	if opts.MetricsBindAddress != nil {
-		o.Metrics.BindAddress = *opts.MetricsBindAddress
 	}
 	if opts.HealthBindAddress != nil {
 		o.HealthProbeBindAddress = *opts.HealthBindAddress

@@ -188,7 +188,7 @@ func (s *gatedServer) StartedChecker() healthz.Checker {
 }
 
 // tlsOptions applies the Configuration's tls block (validated by the
-// loader) to the webhook server.
+// loader) to the webhook and metrics servers.
 func tlsOptions(o *configapi.TLSOptions) ([]func(*tls.Config), error) {
 	if o == nil {
 		return nil, nil

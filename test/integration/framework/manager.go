@@ -34,9 +34,20 @@ type Manager struct {
 // StartManager starts a manager against the environment's API server and
 // waits until its caches have synced.
 func (e *Env) StartManager(cfg *configapi.Configuration) (*Manager, error) {
-	m, err := app.New(app.Options{RestConfig: e.Config, Config: cfg,
+	return e.StartManagerWith(cfg, nil)
+}
+
+// StartManagerWith is StartManager with the test defaults of app.Options
+// (no metrics or health servers) changed by override before the manager
+// is built.
+func (e *Env) StartManagerWith(cfg *configapi.Configuration, override func(*app.Options)) (*Manager, error) {
+	opts := app.Options{RestConfig: e.Config, Config: cfg,
 		MetricsBindAddress: ptr.To("0"), HealthBindAddress: ptr.To("0"), SecureMetrics: ptr.To(false),
-		SkipControllerNameValidation: true})
+		SkipControllerNameValidation: true}
+	if override != nil {
+		override(&opts)
+	}
+	m, err := app.New(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -70,6 +72,7 @@ func TestBundleInstallsWithOneApply(t *testing.T) {
 	t.Run("manager", func(t *testing.T) { checkManager(t) })
 	t.Run("webhooks", func(t *testing.T) { checkWebhooks(t) })
 	t.Run("RBAC", func(t *testing.T) { checkRBAC(t) })
+	t.Run("metrics reader", func(t *testing.T) { checkMetricsReader(t) })
 }
 
 func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
@@ -248,6 +251,9 @@ func checkRBAC(t *testing.T) {
 			Name: certs.ValidatingWebhookConfigurationName}, true},
 		{authorizationv1.ResourceAttributes{Verb: "update", Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations",
 			Name: certs.MutatingWebhookConfigurationName}, true},
+		// The metrics endpoint checks its callers with the API server.
+		{authorizationv1.ResourceAttributes{Verb: "create", Group: "authentication.k8s.io", Resource: "tokenreviews"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}, true},
 		// Least privilege: nothing beyond.
 		{authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets", Namespace: "default"}, false},
 		{authorizationv1.ResourceAttributes{Verb: "list", Resource: "secrets", Namespace: namespace}, false},
@@ -266,5 +272,18 @@ func checkRBAC(t *testing.T) {
 			attrs, _ := yaml.Marshal(c.attrs)
 			t.Errorf("manager may %s: %v, want %v", strings.ReplaceAll(strings.TrimSpace(string(attrs)), "\n", ", "), sar.Status.Allowed, c.want)
 		}
+	}
+}
+
+// checkMetricsReader checks the ClusterRole that scrapers are bound to: get
+// on /metrics, nothing else.
+func checkMetricsReader(t *testing.T) {
+	role := &rbacv1.ClusterRole{}
+	if err := kubeClient.Get(context.Background(), types.NamespacedName{Name: "kueue-metrics-reader"}, role); err != nil {
+		t.Fatal(err)
+	}
+	want := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}
+	if !equality.Semantic.DeepEqual(role.Rules, want) {
+		t.Errorf("kueue-metrics-reader rules %+v, want %+v", role.Rules, want)
 	}
 }
