@@ -13,8 +13,9 @@
 //     cohort tree uses more than its subtree quota, no node draws more from
 //     its parent than its lendable quota plus its borrowing limit, and a
 //     ClusterQueue without a cohort stays within its nominal quota;
-//   - no finalizer left behind: a finished Workload being deleted does not
-//     keep kueue.x-k8s.io/resource-in-use past a grace period;
+//   - no finalizer left behind: a finished Workload, or one being deleted
+//     with no owner, does not keep kueue.x-k8s.io/resource-in-use past a
+//     grace period;
 //   - quota is held only in ClusterQueues and ResourceFlavors that exist.
 //
 // The audit only reads. Run lists the objects; the checks themselves are
@@ -57,16 +58,17 @@ const (
 	KindUnknownReference = "UnknownReference"
 	// KindInvalidObject: an object could not be read into the quota model.
 	KindInvalidObject = "InvalidObject"
-	// KindLeftoverFinalizer: a finished Workload being deleted still carries
-	// the resource-in-use finalizer after the grace period.
+	// KindLeftoverFinalizer: a finished Workload, or one being deleted with
+	// no owner, still carries the resource-in-use finalizer after the grace
+	// period.
 	KindLeftoverFinalizer = "LeftoverFinalizer"
 )
 
 // JobUIDLabel names the UID of the job a Workload was created for.
 const JobUIDLabel = "kueue.x-k8s.io/job-uid"
 
-// DefaultFinalizerGrace is how long a finished, deleted Workload may keep its
-// finalizer before the audit reports it.
+// DefaultFinalizerGrace is how long a finished Workload, or one deleted with
+// no owner, may keep its finalizer before the audit reports it.
 const DefaultFinalizerGrace = time.Minute
 
 // listPageSize bounds each List call so that large clusters are read in pages.
@@ -125,8 +127,9 @@ func (r *Report) Summary() string {
 
 // Options tune the audit.
 type Options struct {
-	// FinalizerGrace is how long a finished Workload being deleted may keep
-	// the resource-in-use finalizer; DefaultFinalizerGrace when zero.
+	// FinalizerGrace is how long a finished Workload, or one deleted with no
+	// owner, may keep the resource-in-use finalizer; DefaultFinalizerGrace
+	// when zero.
 	FinalizerGrace time.Duration
 	// Now returns the current time; time.Now when nil.
 	Now func() time.Time

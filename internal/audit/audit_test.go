@@ -347,17 +347,25 @@ func TestLeftoverFinalizer(t *testing.T) {
 	done := func(name string, finishedAgo, deletedAgo time.Duration) *kueue.Workload {
 		return newWorkload(name, 1, finished(testNow.Add(-finishedAgo)), deleting(testNow.Add(-deletedAgo)))
 	}
+	owner := ownedBy("Job", "j", "uid-j")
+	kept := func(wl *kueue.Workload) { wl.Finalizers = append(wl.Finalizers, kueue.ResourceInUseFinalizerName) }
 	objs := objects(
 		done("stuck", 10*time.Minute, 5*time.Minute),
 		done("just-finished", 30*time.Second, 5*time.Minute),
 		done("just-deleted", time.Hour, 59*time.Second),
-		newWorkload("running", 1, deleting(testNow.Add(-time.Hour))),
+		newWorkload("finished-kept", 1, owner, finished(testNow.Add(-2*time.Minute)), kept),
+		newWorkload("finished-recently", 1, owner, finished(testNow.Add(-30*time.Second)), kept),
+		newWorkload("orphan-deleted", 1, deleting(testNow.Add(-3*time.Minute))),
+		newWorkload("pods-terminating", 1, owner, deleting(testNow.Add(-time.Hour))),
+		newWorkload("running", 1, owner, kept),
 	)
 	r := Check(objs, Options{Now: func() time.Time { return testNow }})
 	wantViolations(t, r, KindLeftoverFinalizer,
+		"Workload ns/finished-kept: finished 2m0s ago, still has finalizer kueue.x-k8s.io/resource-in-use (grace 1m0s)",
+		"Workload ns/orphan-deleted: deleted with no owner 3m0s ago, still has finalizer kueue.x-k8s.io/resource-in-use (grace 1m0s)",
 		"Workload ns/stuck: finished and deleted 5m0s ago, still has finalizer kueue.x-k8s.io/resource-in-use (grace 1m0s)")
-	if len(r.Violations) != 1 {
-		t.Errorf("want 1 violation, got:\n%s", r)
+	if len(r.Violations) != 3 {
+		t.Errorf("want 3 violations, got:\n%s", r)
 	}
 	r = Check(objs, Options{FinalizerGrace: 10 * time.Minute, Now: func() time.Time { return testNow }})
 	if !r.OK() {

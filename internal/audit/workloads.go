@@ -233,24 +233,40 @@ func checkReferences(wls []*workload, cqs []kueue.ClusterQueue, rfs []kueue.Reso
 	return out
 }
 
-// checkFinalizers reports finished workloads being deleted that still carry
-// the resource-in-use finalizer more than grace after they were both
-// finished and deleted.
+// checkFinalizers reports workloads that keep the resource-in-use finalizer
+// more than grace after nothing needs it any more: after they finished
+// (deleted or not; the quota is released then), or after they were deleted
+// with no owner left (no job whose pods could still run).
 func checkFinalizers(wls []*workload, grace time.Duration, now time.Time) []Violation {
 	var out []Violation
 	for _, w := range wls {
-		del := w.obj.DeletionTimestamp
-		if del == nil || !w.finished || !slices.Contains(w.obj.Finalizers, kueue.ResourceInUseFinalizerName) {
+		if !slices.Contains(w.obj.Finalizers, kueue.ResourceInUseFinalizerName) {
 			continue
 		}
-		since := del.Time
-		if c := apimeta.FindStatusCondition(w.obj.Status.Conditions, kueue.WorkloadFinished); c != nil && c.LastTransitionTime.After(since) {
-			since = c.LastTransitionTime.Time
+		del := w.obj.DeletionTimestamp
+		var since time.Time
+		var what string
+		switch {
+		case w.finished:
+			what = "finished"
+			if c := apimeta.FindStatusCondition(w.obj.Status.Conditions, kueue.WorkloadFinished); c != nil {
+				since = c.LastTransitionTime.Time
+			}
+			if del != nil {
+				what = "finished and deleted"
+				if del.After(since) {
+					since = del.Time
+				}
+			}
+		case del != nil && len(w.obj.OwnerReferences) == 0:
+			what, since = "deleted with no owner", del.Time
+		default:
+			continue
 		}
 		if age := now.Sub(since); age > grace {
 			out = append(out, Violation{KindLeftoverFinalizer, w.object(), fmt.Sprintf(
-				"finished and deleted %s ago, still has finalizer %s (grace %s)",
-				age.Round(time.Second), kueue.ResourceInUseFinalizerName, grace)})
+				"%s %s ago, still has finalizer %s (grace %s)",
+				what, age.Round(time.Second), kueue.ResourceInUseFinalizerName, grace)})
 		}
 	}
 	return out

@@ -38,8 +38,8 @@ func newAuditCommand(prog string, env Env, connect connectFunc) *cobra.Command {
 invariants Kuota promises: no workload admitted twice, ClusterQueue usage in
 status equal to the sum over its unfinished workloads holding quota, usage
 within nominal quota and borrowing limits throughout the cohort tree, and no
-resource-in-use finalizer left on finished, deleted Workloads. Prints every
-violation and exits non-zero when there is any.`,
+resource-in-use finalizer left on finished Workloads or on Workloads deleted
+with no owner. Prints every violation and exits non-zero when there is any.`,
 		Example: fmt.Sprintf(`  %[1]s audit
   %[1]s audit --kubeconfig ~/.kube/other --finalizer-grace 5m`, prog),
 		Args: cobra.NoArgs,
@@ -66,7 +66,7 @@ violation and exits non-zero when there is any.`,
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "",
 		"path to the kubeconfig file; default $KUBECONFIG, then ~/.kube/config")
 	fs.DurationVar(&f.finalizerGrace, "finalizer-grace", audit.DefaultFinalizerGrace,
-		"how long a finished, deleted Workload may keep the resource-in-use finalizer")
+		"how long a finished Workload, or one deleted with no owner, may keep the resource-in-use finalizer")
 	return cmd
 }
 

@@ -10,8 +10,10 @@ package jobframework
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -55,6 +57,18 @@ type JobWithReclaimablePods interface {
 	// ReclaimablePods lists, per PodSet, how many pods' quota is no longer
 	// needed.
 	ReclaimablePods() []kueue.ReclaimablePod
+}
+
+// JobWithPodSelector is a Job whose pods can be found from the job's UID
+// alone, even once the job object is gone: a label its pods carry. The
+// reconciler reads them only while a Workload waits for its job's pods to
+// go. A kind without it has its pods found by their controller owner
+// reference, listing the namespace's pods.
+type JobWithPodSelector interface {
+	Job
+	// PodSelector selects the pods of the job with that UID. It must not
+	// read the wrapped object, which may be empty.
+	PodSelector(uid types.UID) labels.Selector
 }
 
 // PodSetInfo is what an admission applies to one PodSet's pod template, or

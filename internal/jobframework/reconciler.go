@@ -15,6 +15,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
@@ -31,7 +33,11 @@ import (
 // level-triggered: each pass reads the job and its Workload and takes the
 // one next step.
 type Reconciler struct {
-	Client      client.Client
+	Client client.Client
+	// PodReader reads the pods of a job whose Workload is going away; the
+	// manager's API reader, so that no pod informer is started. Client
+	// when nil.
+	PodReader   client.Reader
 	Writer      *apply.Writer
 	Recorder    record.EventRecorder
 	Integration Integration
@@ -41,34 +47,59 @@ type Reconciler struct {
 }
 
 // SetupWithManager registers the reconciler: it watches the job kind and
-// the Workloads the jobs own.
+// the Workloads of its jobs. The IndexWorkloadJob field index must be
+// registered (SetupControllers does).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	workers := r.Concurrency
 	if workers <= 0 {
 		workers = 5
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("job-" + r.Integration.GVK.Kind).
+		Named("job-"+r.Integration.GVK.Kind).
 		For(r.Integration.NewJob(nil).Object()).
-		Owns(&kueue.Workload{}).
+		Watches(&kueue.Workload{}, handler.EnqueueRequestsFromMapFunc(r.jobOfWorkload)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }
 
-// Reconcile takes the next step for one job.
+// Reconcile takes the next step for one job. The Workloads of the job's
+// name that the job does not control (it is gone, being deleted, or was
+// recreated) are finalized first.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	job := r.Integration.NewJob(nil)
 	obj := job.Object()
-	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
-		// A deleted job's Workload goes with it (owner reference).
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	var live client.Object
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err == nil {
+		if obj.GetDeletionTimestamp().IsZero() {
+			live = obj
+		}
+	} else if !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
 	}
+	res, err := r.finalizeOthers(ctx, req.NamespacedName, live)
+	if err != nil || live == nil {
+		return res, err
+	}
+	next, err := r.reconcileJob(ctx, job)
+	if next.RequeueAfter > 0 && (res.RequeueAfter == 0 || next.RequeueAfter < res.RequeueAfter) {
+		res = next
+	}
+	return res, err
+}
+
+// reconcileJob takes the next step for a live job and its own Workload.
+func (r *Reconciler) reconcileJob(ctx context.Context, job Job) (ctrl.Result, error) {
+	obj := job.Object()
 	if managed, err := r.Options.Managed(ctx, r.Client, obj); err != nil || !managed {
 		return ctrl.Result{}, err
 	}
 	wl, err := r.workloadOf(ctx, obj)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if wl != nil && isFinished(wl) && hasFinalizer(wl) {
+		// The workload controller has released the quota.
+		return ctrl.Result{}, r.dropFinalizer(ctx, wl)
 	}
 	if msg, success, finished := job.Finished(); finished {
 		return ctrl.Result{}, r.finish(ctx, wl, msg, success)
@@ -86,8 +117,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else if wl == nil {
 		return ctrl.Result{}, r.createWorkload(ctx, job)
 	}
+	if done, err := r.ensureFinalizer(ctx, wl); done || err != nil {
+		return ctrl.Result{}, err
+	}
 	if !wl.DeletionTimestamp.IsZero() || isEvicted(wl) {
-		return ctrl.Result{}, r.stop(ctx, job, wl)
+		return r.stop(ctx, job, wl)
 	}
 	if !reserved(wl) {
 		if done, err := r.syncPending(ctx, job, wl); done || err != nil {
@@ -142,8 +176,8 @@ func (r *Reconciler) holdJob(ctx context.Context, job Job) error {
 }
 
 // adopt makes the job the controller owner of its prebuilt Workload, so
-// that Workload changes reach the job and the Workload goes with it. It
-// reports whether it wrote.
+// that Workload changes reach the job and the Workload goes with it, and
+// adds the finalizer. It reports whether it wrote.
 func (r *Reconciler) adopt(ctx context.Context, obj client.Object, wl *kueue.Workload) (bool, error) {
 	if metav1.IsControlledBy(wl, obj) {
 		return false, nil
@@ -156,6 +190,9 @@ func (r *Reconciler) adopt(ctx context.Context, obj client.Object, wl *kueue.Wor
 		APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: obj.GetName(), UID: obj.GetUID(),
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	})
+	if wl.DeletionTimestamp.IsZero() && !isFinished(wl) {
+		controllerutil.AddFinalizer(wl, kueue.ResourceInUseFinalizerName)
+	}
 	if err := r.Client.Update(ctx, wl); err != nil {
 		return true, fmt.Errorf("adopting prebuilt Workload %s: %w", wl.Name, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
@@ -47,42 +48,46 @@ func (r *Reconciler) suspend(ctx context.Context, job Job, reason, msg string) e
 	return nil
 }
 
-// stop carries out an eviction (or the Workload's deletion): the job is
-// suspended; once none of its pods runs, its pod templates are restored
-// and the reservation is cleared, so that the quota returns and the
-// Workload is requeued.
-func (r *Reconciler) stop(ctx context.Context, job Job, wl *kueue.Workload) error {
+// stop carries out an eviction or the Workload's deletion: the job is
+// suspended; once none of its pods runs, its pod templates are restored.
+// Then an evicted Workload's reservation is cleared, so that the quota
+// returns and the Workload is requeued; a deleted Workload loses its
+// finalizer, and its quota returns when it is gone.
+func (r *Reconciler) stop(ctx context.Context, job Job, wl *kueue.Workload) (ctrl.Result, error) {
 	ev := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
 	if !job.IsSuspended() {
 		msg := "The Workload is being deleted"
 		if ev != nil {
 			msg = ev.Message
 		}
-		return r.suspend(ctx, job, "Stopped", msg)
+		return ctrl.Result{}, r.suspend(ctx, job, "Stopped", msg)
 	}
 	if job.IsActive() {
 		// The job's pods are still going away; their status change
 		// brings the job back here.
-		return nil
+		return ctrl.Result{}, nil
 	}
 	if job.RestorePodSetsInfo(RestoreInfos(wl)) {
 		if err := r.Client.Update(ctx, job.Object()); err != nil {
-			return fmt.Errorf("restoring %s: %w", job.Object().GetName(), err)
+			return ctrl.Result{}, fmt.Errorf("restoring %s: %w", job.Object().GetName(), err)
 		}
-		return nil
+		return ctrl.Result{}, nil
+	}
+	if !wl.DeletionTimestamp.IsZero() {
+		return r.releaseWhenPodsGone(ctx, wl, job.Object().GetUID(), false)
 	}
 	if ev == nil || !reserved(wl) {
-		return nil
+		return ctrl.Result{}, nil
 	}
 	now := metav1.Now()
 	st := apply.ClearReservation(wl, apply.RequeuedAtOnce(wl, ev.Reason, now.Time), ev.Reason, ev.Message, now)
 	if err := r.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager); err != nil {
-		return fmt.Errorf("clearing the reservation of Workload %s: %w", wl.Name, err)
+		return ctrl.Result{}, fmt.Errorf("clearing the reservation of Workload %s: %w", wl.Name, err)
 	}
 	if cq := wl.Status.Admission.ClusterQueue; cq != "" {
 		metrics.EvictionCompleted(string(cq), ev.Reason, now.Sub(ev.LastTransitionTime.Time))
 	}
-	return nil
+	return ctrl.Result{}, nil
 }
 
 // syncRunning keeps a running job's Workload up to date: its PodsReady

@@ -1,6 +1,7 @@
 package jobframework
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
 )
 
@@ -48,11 +50,18 @@ func AddToScheme(scheme *runtime.Scheme, integrations []Integration) error {
 	return nil
 }
 
-// SetupControllers starts a job reconciler for each integration.
+// SetupControllers registers the index of Workloads by job and starts a
+// job reconciler for each integration.
 func SetupControllers(mgr ctrl.Manager, integrations []Integration, opts Options) error {
+	if len(integrations) == 0 {
+		return nil
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &kueue.Workload{}, IndexWorkloadJob, IndexWorkloadByJob); err != nil {
+		return fmt.Errorf("indexing Workloads by job: %w", err)
+	}
 	for _, in := range integrations {
 		r := &Reconciler{
-			Client: mgr.GetClient(), Writer: &apply.Writer{Client: mgr.GetClient()},
+			Client: mgr.GetClient(), PodReader: mgr.GetAPIReader(), Writer: &apply.Writer{Client: mgr.GetClient()},
 			Recorder: mgr.GetEventRecorderFor("kueue-job-controller"), Integration: in, Options: opts,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {

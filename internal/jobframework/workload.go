@@ -18,8 +18,9 @@ import (
 )
 
 // NewWorkload builds the Workload that represents a job: named after it,
-// owned by it, with its PodSets, queue, priority and maximum execution
-// time. Reading priority classes needs c.
+// owned by it, held by the resource-in-use finalizer until the job's pods
+// are gone, with its PodSets, queue, priority and maximum execution time.
+// Reading priority classes needs c.
 func NewWorkload(ctx context.Context, c client.Reader, job Job, gvk schema.GroupVersionKind, opts Options) (*kueue.Workload, error) {
 	obj := job.Object()
 	podSets, err := job.PodSets()
@@ -28,9 +29,10 @@ func NewWorkload(ctx context.Context, c client.Reader, job Job, gvk schema.Group
 	}
 	wl := &kueue.Workload{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      WorkloadName(obj.GetName(), obj.GetUID(), gvk),
-			Namespace: obj.GetNamespace(),
-			Labels:    map[string]string{JobUIDLabel: string(obj.GetUID())},
+			Name:       WorkloadName(obj.GetName(), obj.GetUID(), gvk),
+			Namespace:  obj.GetNamespace(),
+			Finalizers: []string{kueue.ResourceInUseFinalizerName},
+			Labels:     map[string]string{JobUIDLabel: string(obj.GetUID())},
 			Annotations: map[string]string{
 				JobOwnerGVKAnnotation:  gvk.String(),
 				JobOwnerNameAnnotation: obj.GetName(),

@@ -11,6 +11,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,6 +39,7 @@ type Job struct{ job *batchv1.Job }
 var (
 	_ jobframework.Job                    = (*Job)(nil)
 	_ jobframework.JobWithReclaimablePods = (*Job)(nil)
+	_ jobframework.JobWithPodSelector     = (*Job)(nil)
 )
 
 // New wraps obj, which must be a *batchv1.Job (a new one when nil).
@@ -173,4 +176,10 @@ func (j *Job) ReclaimablePods() []kueue.ReclaimablePod {
 		return nil
 	}
 	return []kueue.ReclaimablePod{{Name: kueue.DefaultPodSetName, Count: running - remaining}}
+}
+
+// PodSelector selects the pods the Job controller created for the Job with
+// that UID: they carry its UID in batch.kubernetes.io/controller-uid.
+func (j *Job) PodSelector(uid types.UID) labels.Selector {
+	return labels.SelectorFromSet(labels.Set{batchv1.ControllerUidLabel: string(uid)})
 }

@@ -2,12 +2,15 @@ package jobs
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/integrations/batchjob"
@@ -36,6 +39,9 @@ func TestJobRunsAfterAdmissionAndReleasesQuota(t *testing.T) {
 	if wl.Labels[jobframework.JobUIDLabel] != string(j.UID) || wl.Spec.QueueName != "lq" || wl.Spec.PodSets[0].Count != 2 {
 		t.Fatalf("workload %+v", wl.ObjectMeta.Labels)
 	}
+	if !slices.Equal(wl.Finalizers, []string{kueue.ResourceInUseFinalizerName}) {
+		t.Fatalf("finalizers %v, want %s", wl.Finalizers, kueue.ResourceInUseFinalizerName)
+	}
 
 	j = waitRunning(t, ns, "train", fl)
 	tpl := j.Spec.Template
@@ -53,10 +59,13 @@ func TestJobRunsAfterAdmissionAndReleasesQuota(t *testing.T) {
 		return nil
 	})
 	complete(t, ns, "train")
-	eventually(t, "Workload finished and quota released", func() error {
+	eventually(t, "Workload finished, without finalizer, and quota released", func() error {
 		wl := workloadOf(t, j)
 		if c := condition(wl, kueue.WorkloadFinished); c == nil || c.Reason != kueue.WorkloadFinishedSucceeded {
 			return fmt.Errorf("Finished %+v", c)
+		}
+		if len(wl.Finalizers) != 0 {
+			return fmt.Errorf("finalizers %v", wl.Finalizers)
 		}
 		var q kueue.ClusterQueue
 		if err := env.Client.Get(t.Context(), objectKey("", cq), &q); err != nil {
@@ -181,4 +190,93 @@ func TestJobUsesItsPrebuiltWorkload(t *testing.T) {
 	if !metav1.IsControlledBy(&wl, getJob(t, ns, "pre")) {
 		t.Fatalf("the prebuilt Workload is not owned by its Job: %+v", wl.OwnerReferences)
 	}
+}
+
+// testPodFinalizer stands in for a long termination grace period: a pod
+// carrying it stays, terminating, until the test removes it.
+const testPodFinalizer = "test.kuota.dev/terminating"
+
+// A running Job deleted while its pods terminate keeps its quota until
+// the pods are gone: the next Job waits. Then the Workload loses its
+// finalizer and goes (no garbage collector runs here: the reconciler
+// deletes the Workload of a job that is gone), and the next Job runs.
+func TestDeletedJobHoldsQuotaUntilItsPodsAreGone(t *testing.T) {
+	startManager(t)
+	ns, cq, fl := queues(t, "2")
+	create(t, newJob(ns, "first", "lq", 2, "1"))
+	j := waitRunning(t, ns, "first", fl)
+	wl := workloadOf(t, j)
+	if !slices.Contains(wl.Finalizers, kueue.ResourceInUseFinalizerName) {
+		t.Fatalf("the Workload has finalizers %v, want %s", wl.Finalizers, kueue.ResourceInUseFinalizerName)
+	}
+	setJobStatus(t, ns, "first", func(st *batchv1.JobStatus) {
+		st.StartTime, st.Active, st.Ready = ptr.To(metav1.Now()), 2, ptr.To[int32](2)
+	})
+	// The Job controller's pods, created by hand: there is none here.
+	var pods []*corev1.Pod
+	for i := range 2 {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("first-%d", i), Finalizers: []string{testPodFinalizer},
+				Labels: map[string]string{batchv1.ControllerUidLabel: string(j.UID), batchv1.JobNameLabel: j.Name},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: j.Name, UID: j.UID,
+					Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+			Spec: *j.Spec.Template.Spec.DeepCopy(),
+		}
+		create(t, p)
+		pods = append(pods, p)
+	}
+
+	if err := env.Client.Delete(t.Context(), j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		if err := env.Client.Delete(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create(t, newJob(ns, "second", "lq", 2, "1"))
+	eventually(t, "the second Job waits for quota", func() error {
+		wl := workloadOf(t, getJob(t, ns, "second"))
+		if wl == nil {
+			return fmt.Errorf("no Workload")
+		}
+		if c := condition(wl, kueue.WorkloadQuotaReserved); c == nil || c.Status != metav1.ConditionFalse {
+			return fmt.Errorf("QuotaReserved %+v", c)
+		}
+		return nil
+	})
+	// A few more scheduling cycles: nothing changes while the pods terminate.
+	time.Sleep(3 * time.Second)
+	held := workloadOf(t, j)
+	if held == nil || !slices.Contains(held.Finalizers, kueue.ResourceInUseFinalizerName) {
+		t.Fatalf("while the pods terminate, the Workload must stay with its finalizer (there: %v)", held != nil)
+	}
+	if !ptr.Deref(getJob(t, ns, "second").Spec.Suspend, false) {
+		t.Fatal("the second Job started while the first one's pods still terminate")
+	}
+	var q kueue.ClusterQueue
+	if err := env.Client.Get(t.Context(), objectKey("", cq), &q); err != nil {
+		t.Fatal(err)
+	}
+	if q.Status.ReservingWorkloads != 1 {
+		t.Fatalf("the ClusterQueue reserves for %d workloads, want the deleted Job's", q.Status.ReservingWorkloads)
+	}
+
+	for _, p := range pods {
+		eventually(t, "pod "+p.Name+" released", func() error {
+			var cur corev1.Pod
+			if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(p), &cur); err != nil {
+				return client.IgnoreNotFound(err)
+			}
+			cur.Finalizers = nil
+			return env.Client.Update(t.Context(), &cur)
+		})
+	}
+	eventually(t, "the deleted Job's Workload is gone", func() error {
+		if wl := workloadOf(t, j); wl != nil {
+			return fmt.Errorf("still there: finalizers %v, deleting %v", wl.Finalizers, wl.DeletionTimestamp)
+		}
+		return nil
+	})
+	waitRunning(t, ns, "second", fl)
 }
