@@ -17,7 +17,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/controller/clusterqueue"
 	"github.com/kuota-dev/kuota/internal/controller/resourceflavor"
 	"github.com/kuota-dev/kuota/internal/controller/status"
-	"github.com/kuota-dev/kuota/internal/controller/workload"
+	"github.com/kuota-dev/kuota/internal/controller/workloads"
 	"github.com/kuota-dev/kuota/internal/feed"
 	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/metrics"
@@ -42,7 +42,7 @@ func (m *Manager) setupControllers(cfg *configapi.Configuration) error {
 	if err != nil {
 		return err
 	}
-	wl := &workload.Reconciler{Client: cl, Cache: c, Writer: writer, Recorder: recorder, Options: c.Options(), Labels: labels,
+	wl := &workloads.Reconciler{Client: cl, Cache: c, Writer: writer, Recorder: recorder, Options: c.Options(), Labels: labels,
 		Concurrency: concurrency(cfg, "Workload.kueue.x-k8s.io", 10)}
 	reconcilers := []interface{ SetupWithManager(ctrl.Manager) error }{
 		&resourceflavor.Reconciler{Client: cl},

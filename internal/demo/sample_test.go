@@ -16,14 +16,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
-	"github.com/kuota-dev/kuota/internal/testutil"
+	"github.com/kuota-dev/kuota/internal/paths"
 )
 
 // sampleObjects reads config/samples/demo-setup.yaml into raw documents
 // by kind.
 func sampleObjects(t *testing.T) map[string][][]byte {
 	t.Helper()
-	root, err := testutil.RepoRoot()
+	root, err := paths.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

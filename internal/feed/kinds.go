@@ -129,9 +129,11 @@ func cohorts(c *cache.Cache) kind[*kueue.Cohort] {
 // scheduling; the ClusterQueue controller reports it.
 func clusterQueues(c *cache.Cache) kind[*kueue.ClusterQueue] {
 	return kind[*kueue.ClusterQueue]{
-		name:     "ClusterQueue",
-		newObj:   func() *kueue.ClusterQueue { return &kueue.ClusterQueue{} },
-		relevant: func(o, n *kueue.ClusterQueue) bool { return specChanged(o, n) || len(o.Finalizers) != len(n.Finalizers) },
+		name:   "ClusterQueue",
+		newObj: func() *kueue.ClusterQueue { return &kueue.ClusterQueue{} },
+		relevant: func(o, n *kueue.ClusterQueue) bool {
+			return specChanged(o, n) || len(o.Finalizers) != len(n.Finalizers)
+		},
 		set: func(obj *kueue.ClusterQueue) {
 			cq, err := state.NewClusterQueue(obj)
 			if err != nil {

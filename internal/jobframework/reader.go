@@ -26,6 +26,15 @@ func (r LiveFallback) Get(ctx context.Context, key client.ObjectKey, obj client.
 	return err
 }
 
+// GetLive reads key from the API server, bypassing the cache (the cache
+// when no live reader is set).
+func (r LiveFallback) GetLive(ctx context.Context, key client.ObjectKey, obj client.Object) error {
+	if r.Live == nil {
+		return r.Cached.Get(ctx, key, obj)
+	}
+	return r.Live.Get(ctx, key, obj)
+}
+
 // List lists from the cache only.
 func (r LiveFallback) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	return r.Cached.List(ctx, list, opts...)

@@ -66,6 +66,30 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // name that the job does not control (it is gone, being deleted, or was
 // recreated) are finalized first.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	return quiet(ctx, res, err)
+}
+
+// quiet turns the errors that resolve themselves into a retry without a
+// "Reconciler error": a conflict (the object changed meanwhile; retried
+// shortly on a fresh read) and NotFound (it went away).
+func quiet(ctx context.Context, res ctrl.Result, err error) (ctrl.Result, error) {
+	switch {
+	case err == nil:
+		return res, nil
+	case apierrors.IsNotFound(err):
+		return res, nil
+	case apierrors.IsConflict(err):
+		ctrl.LoggerFrom(ctx).V(2).Info("object changed meanwhile; retrying on a fresh read", "error", err.Error())
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return res, err
+}
+
+// conflictRetry is how soon a write that lost a race is tried again.
+const conflictRetry = 100 * time.Millisecond
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	job := r.Integration.NewJob(nil)
 	obj := job.Object()
 	var live client.Object
@@ -102,7 +126,7 @@ func (r *Reconciler) reconcileJob(ctx context.Context, job Job) (ctrl.Result, er
 		return ctrl.Result{}, r.dropFinalizer(ctx, wl)
 	}
 	if msg, success, finished := job.Finished(); finished {
-		return ctrl.Result{}, r.finish(ctx, wl, msg, success)
+		return ctrl.Result{}, r.finish(ctx, job, wl, msg, success)
 	}
 	if prebuilt := obj.GetLabels()[PrebuiltWorkloadLabel]; prebuilt != "" {
 		if wl == nil {
@@ -274,7 +298,7 @@ func isEvicted(wl *kueue.Workload) bool {
 }
 
 // finish records that the job ended.
-func (r *Reconciler) finish(ctx context.Context, wl *kueue.Workload, msg string, success bool) error {
+func (r *Reconciler) finish(ctx context.Context, job Job, wl *kueue.Workload, msg string, success bool) error {
 	if wl == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 		return nil
 	}
@@ -283,7 +307,19 @@ func (r *Reconciler) finish(ctx context.Context, wl *kueue.Workload, msg string,
 		reason = kueue.WorkloadFinishedFailed
 	}
 	st := apply.AdmissionStatus(wl)
-	apply.SetCondition(&st.Conditions, kueue.WorkloadFinished, metav1.ConditionTrue, reason, msg, wl.Generation, metav1.Now())
+	now := metav1.Now()
+	apply.SetCondition(&st.Conditions, kueue.WorkloadFinished, metav1.ConditionTrue, reason, msg, wl.Generation, now)
+	// A job can finish before its PodsReady condition caught up (its pods
+	// succeeded between two passes); it must not read "waiting for
+	// start" next to Finished.
+	if c := meta.FindStatusCondition(st.Conditions, kueue.WorkloadPodsReady); c != nil && c.Status != metav1.ConditionTrue && job.PodsReady() {
+		reason := kueue.WorkloadStarted
+		if c.Reason == string(kueue.WorkloadWaitForRecovery) {
+			reason = kueue.WorkloadRecovered
+		}
+		apply.SetCondition(&st.Conditions, kueue.WorkloadPodsReady, metav1.ConditionTrue, reason,
+			"All pods reached readiness or succeeded", wl.Generation, now)
+	}
 	if err := r.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager); err != nil {
 		return fmt.Errorf("marking Workload %s finished: %w", wl.Name, err)
 	}

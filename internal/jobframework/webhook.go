@@ -98,10 +98,22 @@ func (w *Webhook) checkAdmitted(ctx context.Context, obj client.Object) field.Er
 	if name == "" {
 		name = WorkloadName(obj.GetName(), obj.GetUID(), w.Integration.GVK)
 	}
+	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}
 	var wl kueue.Workload
-	err := w.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}, &wl)
+	err := w.Client.Get(ctx, key, &wl)
 	if err == nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
 		return nil
+	}
+	if live, ok := w.Client.(interface {
+		GetLive(context.Context, client.ObjectKey, client.Object) error
+	}); ok {
+		// This replica's cache may lag behind the admission (another
+		// replica leads, or the informer is behind): ask the API server
+		// before refusing.
+		wl = kueue.Workload{}
+		if err = live.GetLive(ctx, key, &wl); err == nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
+			return nil
+		}
 	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		return field.ErrorList{field.InternalError(field.NewPath("spec", "suspend"), err)}

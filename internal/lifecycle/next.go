@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,10 +45,14 @@ const (
 	// SyncChecks keeps status.admissionChecks in line with Checks and sets
 	// Admitted=True once all are Ready; decide again after After when set.
 	SyncChecks
+	// DropFinalizer removes the resource-in-use finalizer from a workload
+	// deleted with no job (a job's integration removes it once the job's
+	// pods are gone).
+	DropFinalizer
 )
 
 var actionNames = [...]string{"None", "Wait", "SetPending", "MarkInactive", "Deactivate", "MarkForDeactivation", "Evict",
-	"ClearReservation", "Requeue", "SyncChecks"}
+	"ClearReservation", "Requeue", "SyncChecks", "DropFinalizer"}
 
 func (a Action) String() string {
 	if int(a) < len(actionNames) {
@@ -109,6 +114,11 @@ func Next(wl *kueue.Workload, v *View, opts *Options, now time.Time) Step {
 	case meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished):
 		return Step{}
 	case !wl.DeletionTimestamp.IsZero() && len(wl.OwnerReferences) == 0:
+		if slices.Contains(wl.Finalizers, kueue.ResourceInUseFinalizerName) {
+			return Step{Action: DropFinalizer}
+		}
+		return Step{}
+	case !wl.DeletionTimestamp.IsZero() && !Reserved(wl):
 		return Step{}
 	}
 	if err := CheckPodSets(wl); err != nil {

@@ -84,6 +84,17 @@ func TestNextAndPlace(t *testing.T) {
 			w.DeletionTimestamp = ptr.To(metav1.NewTime(t0))
 			return w
 		}(), want: None, wantPlace: Gone},
+		{name: "deleted without owner drops the finalizer", wl: func() *kueue.Workload {
+			w := newWL().wl
+			w.DeletionTimestamp = ptr.To(metav1.NewTime(t0))
+			w.Finalizers = []string{kueue.ResourceInUseFinalizerName}
+			return w
+		}(), want: DropFinalizer, wantPlace: Gone},
+		{name: "pending workload of a deleted job is not admitted", wl: func() *kueue.Workload {
+			w := newWL().owned().wl
+			w.DeletionTimestamp = ptr.To(metav1.NewTime(t0))
+			return w
+		}(), want: None, wantPlace: Aside},
 		{name: "deleted with a job keeps its quota", wl: func() *kueue.Workload {
 			w := newWL().reserved("cq", true).owned().wl
 			w.DeletionTimestamp = ptr.To(metav1.NewTime(t0))

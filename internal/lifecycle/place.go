@@ -50,7 +50,9 @@ func Place(wl *kueue.Workload, v *View) Placement {
 		return Aside
 	case Reserved(wl):
 		return Holding
-	case !Active(wl), deactivationPending(wl), stopped(v.LocalQueueStop):
+	case !Active(wl), deactivationPending(wl), stopped(v.LocalQueueStop), !wl.DeletionTimestamp.IsZero():
+		// A workload being deleted (its job's pods may still be going) is
+		// not admitted anew.
 		return Aside
 	}
 	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadRequeued); c != nil && c.Status == metav1.ConditionFalse {

@@ -1,3 +1,6 @@
+// Package testutil holds helpers shared by Kuota's tests: builders for
+// API objects, polling, and readers of the shared reference data. Only
+// tests import it.
 package testutil
 
 import (

@@ -12,6 +12,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/kuota-dev/kuota/internal/paths"
 )
 
 // Example is one object of Kueue's example manifests.
@@ -27,7 +29,7 @@ type Example struct {
 // are not plain YAML objects are skipped with a log line.
 func KueueExamples(t testing.TB, group string, keep func(kind string) bool) []Example {
 	t.Helper()
-	shared, err := SharedDir()
+	shared, err := paths.SharedDir()
 	if err != nil {
 		t.Fatalf("locating Kueue's examples: %v", err)
 	}

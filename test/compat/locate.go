@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/kuota-dev/kuota/internal/testutil"
+	"github.com/kuota-dev/kuota/internal/paths"
 )
 
 const (
@@ -18,13 +18,13 @@ const (
 // ReferenceCRDDir returns the folder holding Kueue's reference CRDs,
 // <shared>/compat/crds, and fails if it does not exist.
 func ReferenceCRDDir() (string, error) {
-	shared, err := testutil.SharedDir()
+	shared, err := paths.SharedDir()
 	if err != nil {
 		return "", fmt.Errorf("locating Kueue's reference CRDs: %w", err)
 	}
 	dir := filepath.Join(shared, "compat", "crds")
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("reference CRDs not found at %s: check out the shared folder beside the repository or set %s", dir, testutil.SharedDirEnv)
+		return "", fmt.Errorf("reference CRDs not found at %s: check out the shared folder beside the repository or set %s", dir, paths.SharedDirEnv)
 	}
 	return dir, nil
 }
@@ -32,7 +32,7 @@ func ReferenceCRDDir() (string, error) {
 // OurCRDDir returns <repo root>/config/crd/bases, where controller-gen
 // writes Kuota's CRDs. The folder may not exist yet.
 func OurCRDDir() (string, error) {
-	root, err := testutil.RepoRoot()
+	root, err := paths.RepoRoot()
 	if err != nil {
 		return "", err
 	}

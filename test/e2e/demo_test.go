@@ -12,7 +12,7 @@ import (
 
 	"github.com/kuota-dev/kuota/internal/demo"
 	"github.com/kuota-dev/kuota/internal/devcluster"
-	"github.com/kuota-dev/kuota/internal/testutil"
+	"github.com/kuota-dev/kuota/internal/paths"
 )
 
 // TestDemoRunsToTheEnd runs `kuota demo` as `make demo` does, on its own
@@ -22,11 +22,11 @@ func TestDemoRunsToTheEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the demo takes about half a minute")
 	}
-	root, err := testutil.RepoRoot()
+	root, err := paths.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin, err := testutil.ToolsBin()
+	bin, err := paths.ToolsBin()
 	if err != nil {
 		t.Fatal(err)
 	}

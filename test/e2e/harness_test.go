@@ -23,7 +23,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/app"
 	"github.com/kuota-dev/kuota/internal/devcluster"
 	"github.com/kuota-dev/kuota/internal/jobframework"
-	"github.com/kuota-dev/kuota/internal/testutil"
+	"github.com/kuota-dev/kuota/internal/paths"
 )
 
 // harness is the running cluster and manager.
@@ -46,7 +46,7 @@ const (
 )
 
 func setUp(ctx context.Context, toolsBin, tmp string) (*harness, error) {
-	root, err := testutil.RepoRoot()
+	root, err := paths.RepoRoot()
 	if err != nil {
 		return nil, err
 	}

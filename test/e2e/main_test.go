@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/kuota-dev/kuota/internal/devcluster"
-	"github.com/kuota-dev/kuota/internal/testutil"
+	"github.com/kuota-dev/kuota/internal/paths"
 )
 
 var suite *harness
@@ -28,7 +28,7 @@ var suite *harness
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	bin, err := testutil.ToolsBin()
+	bin, err := paths.ToolsBin()
 	if err == nil {
 		_, err = devcluster.LocateTools(bin)
 	}

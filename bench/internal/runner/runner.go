@@ -24,7 +24,7 @@ import (
 	"github.com/kuota-dev/kuota/bench/internal/benchenv"
 	"github.com/kuota-dev/kuota/bench/internal/scenario"
 	"github.com/kuota-dev/kuota/bench/internal/summary"
-	"github.com/kuota-dev/kuota/internal/testutil"
+	"github.com/kuota-dev/kuota/internal/paths"
 )
 
 // Defaults of Options.
@@ -123,7 +123,7 @@ func Run(ctx context.Context, o Options) (*summary.Summary, error) {
 
 func (o *Options) defaults() error {
 	if o.Root == "" {
-		root, err := testutil.RepoRoot()
+		root, err := paths.RepoRoot()
 		if err != nil {
 			return err
 		}
@@ -171,7 +171,7 @@ func ToolsBin() (string, error) {
 	dir := os.Getenv("KUBEBUILDER_ASSETS")
 	if dir == "" {
 		var err error
-		if dir, err = testutil.ToolsBin(); err != nil {
+		if dir, err = paths.ToolsBin(); err != nil {
 			return "", fmt.Errorf("%w: %v", ErrNoTools, err)
 		}
 	}

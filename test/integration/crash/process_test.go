@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kuota-dev/kuota/internal/testutil"
+	"github.com/kuota-dev/kuota/internal/paths"
 )
 
 // managerBinary builds cmd/kuota-manager once.
 func managerBinary(t *testing.T) string {
 	t.Helper()
-	root, err := testutil.RepoRoot()
+	root, err := paths.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kuota-dev/kuota/internal/testutil"
+	"github.com/kuota-dev/kuota/internal/paths"
 )
 
 const kueueGroup = "kueue.x-k8s.io"
@@ -19,7 +19,7 @@ const kueueGroup = "kueue.x-k8s.io"
 // the kueue.x-k8s.io group, with their decoded objects.
 func kueueOnlyExamples(t *testing.T) map[string][]*unstructured.Unstructured {
 	t.Helper()
-	shared, err := testutil.SharedDir()
+	shared, err := paths.SharedDir()
 	if err != nil {
 		t.Fatalf("locating Kueue's examples: %v", err)
 	}

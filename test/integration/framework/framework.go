@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
-	"github.com/kuota-dev/kuota/internal/testutil"
+	"github.com/kuota-dev/kuota/internal/paths"
 )
 
 // Env is a running control plane with Kuota's CRDs installed.
@@ -47,7 +47,7 @@ func NewScheme() (*runtime.Scheme, error) {
 // Start launches etcd and kube-apiserver and installs the CRDs from
 // config/crd/bases. It fails with a clear message when the binaries are missing.
 func Start() (*Env, error) {
-	bin, err := testutil.ToolsBin()
+	bin, err := paths.ToolsBin()
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func Start() (*Env, error) {
 			return nil, fmt.Errorf("%s is missing from %s: run 'make tools' first: %w", name, bin, err)
 		}
 	}
-	root, err := testutil.RepoRoot()
+	root, err := paths.RepoRoot()
 	if err != nil {
 		return nil, err
 	}

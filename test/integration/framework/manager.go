@@ -41,6 +41,16 @@ func (e *Env) StartManager(cfg *configapi.Configuration) (*Manager, error) {
 // (no metrics or health servers) changed by override before the manager
 // is built.
 func (e *Env) StartManagerWith(cfg *configapi.Configuration, override func(*app.Options)) (*Manager, error) {
+	return e.startManager(cfg, override, nil)
+}
+
+// StartManagerPrepared is StartManager with prepare called on the built
+// manager before it starts (tests replace parts of the scheduler with it).
+func (e *Env) StartManagerPrepared(cfg *configapi.Configuration, prepare func(*app.Manager)) (*Manager, error) {
+	return e.startManager(cfg, nil, prepare)
+}
+
+func (e *Env) startManager(cfg *configapi.Configuration, override func(*app.Options), prepare func(*app.Manager)) (*Manager, error) {
 	opts := app.Options{RestConfig: e.Config, Config: cfg,
 		MetricsBindAddress: ptr.To("0"), HealthBindAddress: ptr.To("0"), SecureMetrics: ptr.To(false),
 		SkipControllerNameValidation: true}
@@ -50,6 +60,9 @@ func (e *Env) StartManagerWith(cfg *configapi.Configuration, override func(*app.
 	m, err := app.New(opts)
 	if err != nil {
 		return nil, err
+	}
+	if prepare != nil {
+		prepare(m)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	mm := &Manager{Manager: m, cancel: cancel, done: make(chan error, 1)}

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/kuota-dev/kuota/internal/testutil"
+	"github.com/kuota-dev/kuota/internal/paths"
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
@@ -38,9 +38,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	bin, err := testutil.ToolsBin()
+	bin, err := paths.ToolsBin()
 	if err == nil {
-		repoRoot, err = testutil.RepoRoot()
+		repoRoot, err = paths.RepoRoot()
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "install: "+err.Error())

@@ -280,3 +280,32 @@ func TestDeletedJobHoldsQuotaUntilItsPodsAreGone(t *testing.T) {
 	})
 	waitRunning(t, ns, "second", fl)
 }
+
+// A Job whose pods succeed before their readiness was ever recorded does
+// not leave its finished Workload "waiting for start".
+func TestFinishedJobIsNotLeftWaitingForStart(t *testing.T) {
+	startManager(t)
+	ns, _, fl := queues(t, "4")
+	create(t, newJob(ns, "quick", "lq", 1, "1"))
+	j := waitRunning(t, ns, "quick", fl)
+	setJobStatus(t, ns, "quick", func(st *batchv1.JobStatus) {
+		st.StartTime, st.Active, st.Ready = ptr.To(metav1.Now()), 1, ptr.To[int32](0)
+	})
+	eventually(t, "PodsReady=False while the pod starts", func() error {
+		if c := condition(workloadOf(t, j), kueue.WorkloadPodsReady); c == nil || c.Status != metav1.ConditionFalse {
+			return fmt.Errorf("PodsReady %+v", c)
+		}
+		return nil
+	})
+	complete(t, ns, "quick")
+	eventually(t, "finished with PodsReady=True", func() error {
+		wl := workloadOf(t, j)
+		if c := condition(wl, kueue.WorkloadFinished); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("Finished %+v", c)
+		}
+		if c := condition(wl, kueue.WorkloadPodsReady); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("PodsReady %+v beside Finished", c)
+		}
+		return nil
+	})
+}

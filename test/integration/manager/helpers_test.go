@@ -18,6 +18,7 @@ import (
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/app"
 	"github.com/kuota-dev/kuota/internal/testutil"
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
@@ -43,11 +44,18 @@ var current *testManager
 // startManager runs a manager for the test and stops it at cleanup.
 func startManager(t *testing.T, mutate ...func(*configapi.Configuration)) *testManager {
 	t.Helper()
+	return startPrepared(t, nil, mutate...)
+}
+
+// startPrepared is startManager with prepare called on the manager before
+// it starts.
+func startPrepared(t *testing.T, prepare func(*app.Manager), mutate ...func(*configapi.Configuration)) *testManager {
+	t.Helper()
 	cfg, err := framework.ManagerConfig(mutate...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fm, err := env.StartManager(cfg)
+	fm, err := env.StartManagerPrepared(cfg, prepare)
 	if err != nil {
 		t.Fatal(err)
 	}

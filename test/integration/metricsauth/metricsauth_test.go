@@ -26,6 +26,7 @@ import (
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	"github.com/kuota-dev/kuota/internal/app"
+	"github.com/kuota-dev/kuota/internal/paths"
 	"github.com/kuota-dev/kuota/internal/testutil"
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
@@ -113,7 +114,7 @@ func TestMetricsEndpointRequiresAuthorizedToken(t *testing.T) {
 // ships it.
 func installReaderRole(t *testing.T, ctx context.Context) {
 	t.Helper()
-	root, err := testutil.RepoRoot()
+	root, err := paths.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-// Package workload carries out the Workload lifecycle: for each workload
+// Package workloads carries out the Workload lifecycle: for each workload
 // it asks the pure lifecycle (internal/lifecycle) for the next step (say
 // why it cannot queue, deactivate it, evict it on a timeout or a check,
 // clear the reservation of one without a job, requeue it after a backoff
@@ -6,7 +6,7 @@
 // it, with the events and metrics that go with it. It decides nothing
 // itself and never feeds the cache: the informer handlers do
 // (internal/feed). It never decides admissions; the scheduler does.
-package workload
+package workloads
 
 import (
 	"context"
@@ -32,6 +32,7 @@ import (
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // Reconciler reconciles Workloads.

@@ -1,8 +1,8 @@
-// Package webhook tests Kuota's admission webhooks through a real
+// Package admission tests Kuota's admission webhooks through a real
 // kube-apiserver: the webhook configurations are generated from the
 // +kubebuilder:webhook markers with controller-gen, installed by envtest,
 // and served by a controller-runtime manager that runs only the webhooks.
-package webhook
+package admission
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/kuota-dev/kuota/internal/testutil"
+	"github.com/kuota-dev/kuota/internal/paths"
 	kuotawebhook "github.com/kuota-dev/kuota/internal/webhook"
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
@@ -56,11 +56,11 @@ func run(m *testing.M) int {
 // function that stops both.
 func start() (func(), error) {
 	ctrl.SetLogger(logr.Discard())
-	bin, err := testutil.ToolsBin()
+	bin, err := paths.ToolsBin()
 	if err != nil {
 		return nil, err
 	}
-	root, err := testutil.RepoRoot()
+	root, err := paths.RepoRoot()
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package workload
+package workloads
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
+	"github.com/kuota-dev/kuota/internal/controller"
 	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/metrics"
 	"github.com/kuota-dev/kuota/internal/report"
@@ -43,6 +44,8 @@ func (r *Reconciler) perform(ctx context.Context, wl *kueue.Workload, s lifecycl
 		return ctrl.Result{}, r.requeue(ctx, wl, s)
 	case lifecycle.SyncChecks:
 		return ctrl.Result{RequeueAfter: s.After}, r.syncChecks(ctx, wl, s.Checks)
+	case lifecycle.DropFinalizer:
+		return ctrl.Result{}, controller.DropFinalizer(ctx, r.Client, wl)
 	}
 	return ctrl.Result{}, nil
 }

@@ -1,8 +1,7 @@
-// Package testutil holds helpers shared by Kuota's tests: locating the
-// repository, the shared reference data and the cached tool binaries, and
-// builders for API objects. The manager and the CLI never import it; the
-// benchmark harness (bench/) uses its path helpers.
-package testutil
+// Package paths locates the repository, the shared reference data beside
+// it and the cached tool binaries: what the tests and the benchmark
+// harness need to find on a developer's machine or in CI.
+package paths
 
 import (
 	"bufio"
