@@ -86,3 +86,27 @@ func (m *Manager) Stop() error {
 		return fmt.Errorf("manager did not stop within 60s")
 	}
 }
+
+// WaitCycles wakes the scheduler and waits for one more scheduling cycle,
+// n times, calling check after each cycle; it returns check's first error,
+// or an error if a cycle does not come within timeout. Tests use it to say
+// "after n more cycles it is still pending" instead of sleeping.
+func (m *Manager) WaitCycles(n int, timeout time.Duration, check func() error) error {
+	for i := range n {
+		before := m.Scheduler.Cycles()
+		m.Cache.Poke()
+		deadline := time.Now().Add(timeout)
+		for m.Scheduler.Cycles() <= before {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("no scheduling cycle within %s (cycle %d of %d)", timeout, i+1, n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if check != nil {
+			if err := check(); err != nil {
+				return fmt.Errorf("after %d more scheduling cycles: %w", i+1, err)
+			}
+		}
+	}
+	return nil
+}

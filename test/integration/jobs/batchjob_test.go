@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -172,10 +171,12 @@ func TestJobUsesItsPrebuiltWorkload(t *testing.T) {
 	j := newJob(ns, "pre", "lq", 1, "1")
 	j.Labels[jobframework.PrebuiltWorkloadLabel] = "ready-made"
 	create(t, j)
-	time.Sleep(time.Second)
-	if wl := workloadOf(t, getJob(t, ns, "pre")); wl != nil {
-		t.Fatal("a Job with a prebuilt Workload name must not get a Workload of its own")
-	}
+	afterCycles(t, func() error {
+		if wl := workloadOf(t, getJob(t, ns, "pre")); wl != nil {
+			return fmt.Errorf("a Job with a prebuilt Workload name must not get a Workload of its own")
+		}
+		return nil
+	})
 	podSets, err := batchjob.New(getJob(t, ns, "pre")).PodSets()
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +247,12 @@ func TestDeletedJobHoldsQuotaUntilItsPodsAreGone(t *testing.T) {
 		return nil
 	})
 	// A few more scheduling cycles: nothing changes while the pods terminate.
-	time.Sleep(3 * time.Second)
+	afterCycles(t, func() error {
+		if held := workloadOf(t, j); held == nil || !slices.Contains(held.Finalizers, kueue.ResourceInUseFinalizerName) {
+			return fmt.Errorf("while the pods terminate, the Workload must stay with its finalizer")
+		}
+		return nil
+	})
 	held := workloadOf(t, j)
 	if held == nil || !slices.Contains(held.Finalizers, kueue.ResourceInUseFinalizerName) {
 		t.Fatalf("while the pods terminate, the Workload must stay with its finalizer (there: %v)", held != nil)

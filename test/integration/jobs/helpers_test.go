@@ -21,6 +21,9 @@ import (
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
+// current is the manager the running test started last.
+var current *framework.Manager
+
 func startManager(t *testing.T) {
 	t.Helper()
 	cfg, err := framework.ManagerConfig()
@@ -31,6 +34,7 @@ func startManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	current = m
 	t.Cleanup(func() {
 		if err := m.Stop(); err != nil {
 			t.Errorf("stopping manager: %v", err)
@@ -176,3 +180,12 @@ func condition(wl *kueue.Workload, typ string) *metav1.Condition {
 }
 
 func objectKey(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
+
+// afterCycles waits for three more scheduling cycles, calling check after
+// each; it fails the test at check's first error.
+func afterCycles(t *testing.T, check func() error) {
+	t.Helper()
+	if err := current.WaitCycles(3, 10*time.Second, check); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -329,22 +329,11 @@ const quietCycles = 3
 // the first error check returns.
 func afterCycles(t *testing.T, n int, check func() error) {
 	t.Helper()
-	m := current
-	if m == nil {
+	if current == nil {
 		t.Fatal("no manager runs")
 	}
-	for i := range n {
-		before := m.Scheduler.Cycles()
-		m.Cache.Poke()
-		eventually(t, 10*time.Second, fmt.Sprintf("scheduling cycle %d of %d", i+1, n), func() error {
-			if m.Scheduler.Cycles() <= before {
-				return fmt.Errorf("no cycle since %d", before)
-			}
-			return nil
-		})
-		if err := check(); err != nil {
-			t.Fatalf("after %d more scheduling cycles: %v", i+1, err)
-		}
+	if err := current.WaitCycles(n, 10*time.Second, check); err != nil {
+		t.Fatal(err)
 	}
 }
 
