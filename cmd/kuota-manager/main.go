@@ -16,6 +16,7 @@ import (
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	"github.com/kuota-dev/kuota/internal/app"
+	"github.com/kuota-dev/kuota/internal/scheduling"
 	"github.com/kuota-dev/kuota/internal/webhook"
 )
 
@@ -30,6 +31,9 @@ func run() error {
 	configFile := flag.String("config", "", "path to the Configuration file (config.kueue.x-k8s.io/v1beta2); defaults apply when empty")
 	localWebhooks := flag.Bool("local-webhooks", false, "run next to a local cluster: serve webhooks on 127.0.0.1:<webhook.port> "+
 		"with a self-issued certificate kept in webhook.certDir, and register the webhook configurations with that URL")
+	patience := flag.Duration("preemption-patience", scheduling.DefaultPatience,
+		"wait instead of preempting when every workload a preemption would evict is expected to end within this "+
+			"(from its maximumExecutionTimeSeconds or the runtimes of its LocalQueue's earlier workloads of its shape); 0 preempts at once, as Kueue does")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -43,7 +47,11 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	m, err := app.New(app.Options{RestConfig: restCfg, Config: cfg, LocalWebhooks: *localWebhooks, Webhooks: webhookSetups(cfg)})
+	if *patience < 0 {
+		return fmt.Errorf("--preemption-patience must not be negative, got %s", *patience)
+	}
+	m, err := app.New(app.Options{RestConfig: restCfg, Config: cfg, LocalWebhooks: *localWebhooks, Webhooks: webhookSetups(cfg),
+		PreemptionPatience: patience})
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/controller/status"
 	"github.com/kuota-dev/kuota/internal/scheduler"
+	"github.com/kuota-dev/kuota/internal/scheduling"
 )
 
 // Options are what the command line adds to the Configuration.
@@ -57,6 +58,9 @@ type Options struct {
 	// configurations with a url client config (kuota-manager
 	// --local-webhooks; see internal/localwebhook).
 	LocalWebhooks bool
+	// PreemptionPatience is scheduling.Options.Patience; nil means
+	// scheduling.DefaultPatience, 0 preempts at once as Kueue does.
+	PreemptionPatience *time.Duration
 	// WebhookManifests overrides the webhook configurations local mode
 	// registers (default: the generated config/webhook/manifests.yaml).
 	WebhookManifests []byte
@@ -109,7 +113,7 @@ func New(opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
 	m := &Manager{Manager: mgr, Cache: cache.New(workloadOptions(cfg))}
-	if err := m.setupControllers(cfg); err != nil {
+	if err := m.setupControllers(cfg, ptr.Deref(opts.PreemptionPatience, scheduling.DefaultPatience)); err != nil {
 		return nil, err
 	}
 	if hooks != nil {

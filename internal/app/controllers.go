@@ -29,7 +29,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/state"
 )
 
-func (m *Manager) setupControllers(cfg *configapi.Configuration) error {
+func (m *Manager) setupControllers(cfg *configapi.Configuration, patience time.Duration) error {
 	c, mgr := m.Cache, m.Manager
 	cl := mgr.GetClient()
 	writer := newWriter(mgr)
@@ -70,7 +70,7 @@ func (m *Manager) setupControllers(cfg *configapi.Configuration) error {
 	m.Reporter = &status.Reporter{Client: cl, Cache: c, FairSharing: fair, Metrics: metricOpts, Loaded: loaded}
 	m.Scheduler = &scheduler.Scheduler{
 		Cache: c, Client: cl, APIReader: mgr.GetAPIReader(), Writer: writer, Recorder: recorder, Labels: labels,
-		Options:        schedulingOptions(cfg),
+		Options:        schedulingOptions(cfg, patience),
 		BlockAdmission: cfg.WaitForPodsReady != nil && ptr.Deref(cfg.WaitForPodsReady.BlockAdmission, false),
 		Barrier: func(ctx context.Context) error {
 			if err := feeder.Wait(ctx); err != nil {
@@ -159,8 +159,8 @@ func podsReadyOptions(w *configapi.WaitForPodsReady) *lifecycle.PodsReadyOptions
 	return o
 }
 
-func schedulingOptions(cfg *configapi.Configuration) scheduling.Options {
-	o := scheduling.Options{}
+func schedulingOptions(cfg *configapi.Configuration, patience time.Duration) scheduling.Options {
+	o := scheduling.Options{Patience: patience}
 	if r := cfg.Resources; r != nil && r.QuotaCheckStrategy != nil {
 		o.Flavors = flavors.Options{IgnoreUndeclared: *r.QuotaCheckStrategy == configapi.QuotaCheckIgnoreUndeclared}
 	}

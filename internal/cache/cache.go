@@ -55,6 +55,9 @@ type Cache struct {
 	// own holds the versions the scheduler's own pending-status writes
 	// made (ownwrites.go).
 	own map[Key]ownChain
+	// runtimes remembers how long workloads ran, per LocalQueue and shape
+	// (runtimes.go).
+	runtimes runtimeHistory
 	// poisoned holds workloads set aside after deciding them failed, with
 	// the generation they were set aside at.
 	poisoned map[Key]int64
@@ -85,6 +88,7 @@ func New(opts lifecycle.Options) *Cache {
 		assumed:    map[Key]string{},
 		own:        map[Key]ownChain{},
 		poisoned:   map[Key]int64{},
+		runtimes:   runtimeHistory{},
 		revisits:   newRevisitSet(),
 		wake:       make(chan struct{}, 1),
 		changed:    make(chan struct{}),
@@ -142,7 +146,9 @@ func (c *Cache) Read(f func(st *state.State, q *queueing.Manager)) {
 func (c *Cache) Snapshot(now int64) (*state.Snapshot, []workload.Queue) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.state.Snapshot(), c.queues.Candidates(now)
+	snap := c.state.Snapshot()
+	snap.Now = now
+	return snap, c.queues.Candidates(now)
 }
 
 // NextRequeueAt returns when the earliest backoff ends, or 0.

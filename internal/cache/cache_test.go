@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"time"
+
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -111,5 +113,42 @@ func TestTerminatingClusterQueueKeepsItsPlaceInTheCohort(t *testing.T) {
 	}
 	if got := free(); got != 10000 {
 		t.Fatalf("cq-b can use %d milli-cpu once cq-a left, want its own 10000", got)
+	}
+}
+
+// The cache estimates when a running workload ends from how long the last
+// ones of its LocalQueue and shape ran; running workloads admitted before
+// the first of them ended get the estimate too.
+func TestExpectedEndFromRuntimes(t *testing.T) {
+	c := newTestCache(t, "10")
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	reserve := func(name string, at time.Time) {
+		wl := admittedWL(name, "lq", "1", "cq", "1")
+		wl.Status.Conditions[0].LastTransitionTime = metav1.NewTime(at)
+		c.UpsertWorkload(wl)
+	}
+	reserve("first", t0)
+	reserve("second", t0.Add(time.Second))
+	if a, _ := c.Admitted(types.NamespacedName{Namespace: "ns", Name: "second"}); a.ExpectedEnd != 0 {
+		t.Fatalf("expected end %d without any history, want 0 (unknown)", a.ExpectedEnd)
+	}
+	done := admittedWL("first", "lq", "2", "cq", "1")
+	done.Status.Conditions[0].LastTransitionTime = metav1.NewTime(t0)
+	done.Status.Conditions = append(done.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished,
+		Status: metav1.ConditionTrue, Reason: "Succeeded", LastTransitionTime: metav1.NewTime(t0.Add(3 * time.Second))})
+	c.UpsertWorkload(done)
+	a, _ := c.Admitted(types.NamespacedName{Namespace: "ns", Name: "second"})
+	if want := t0.Add(4 * time.Second).UnixNano(); a.ExpectedEnd != want {
+		t.Fatalf("running workload's expected end %v, want %v (reserved + 3s)", time.Unix(0, a.ExpectedEnd), time.Unix(0, want))
+	}
+	c.UpsertWorkload(pendingWL("third", "lq", "3", "1"))
+	at := t0.Add(10 * time.Second).UnixNano()
+	if err := c.Assume(&state.Admitted{Key: types.NamespacedName{Namespace: "ns", Name: "third"}, UID: "uid-third",
+		ClusterQueue: "cq", ReservedAt: at}, "3"); err != nil {
+		t.Fatal(err)
+	}
+	a, _ = c.Admitted(types.NamespacedName{Namespace: "ns", Name: "third"})
+	if want := at + int64(3*time.Second); a.ExpectedEnd != want {
+		t.Fatalf("assumed workload's expected end %d, want %d", a.ExpectedEnd, want)
 	}
 }

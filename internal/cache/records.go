@@ -67,9 +67,18 @@ func (c *Cache) placeLocked(wl *kueue.Workload) *state.Admitted {
 	switch place {
 	case lifecycle.Gone:
 		released, _ = c.state.Admitted(key)
+		if released != nil {
+			c.noteRuntimeLocked(wl, released)
+		}
 		changed = c.dropLocked(key)
 	case lifecycle.Holding:
-		changed = c.holdLocked(lifecycle.Admitted(wl, &v, &c.opts))
+		a := lifecycle.Admitted(wl, &v, &c.opts)
+		if prev, ok := c.state.Admitted(key); ok && prev.UID == a.UID && prev.ExpectedEnd != 0 {
+			a.ExpectedEnd = prev.ExpectedEnd
+		} else {
+			a.ExpectedEnd = c.expectedEndLocked(wl, c.shapeKeyOf(wl), a.ReservedAt)
+		}
+		changed = c.holdLocked(a)
 	case lifecycle.Queued:
 		changed = c.queueLocked(lifecycle.Info(wl, &v, &c.opts))
 	case lifecycle.Aside:

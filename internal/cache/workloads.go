@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/scheduling"
 	"github.com/kuota-dev/kuota/internal/state"
 	"github.com/kuota-dev/kuota/internal/workload"
 )
@@ -136,6 +137,19 @@ func (c *Cache) unparkTreeLocked(cq kueue.ClusterQueueReference) {
 func (c *Cache) Assume(a *state.Admitted, resourceVersion string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if a.ExpectedEnd == 0 {
+		if r, ok := c.records[a.Key]; ok {
+			shape := ""
+			if info, queued := c.queues.Get(a.Key); queued {
+				shape = info.Shape.Key
+			} else {
+				shape = c.shapeKeyOf(r.obj)
+			}
+			cp := *a
+			cp.ExpectedEnd = c.expectedEndLocked(r.obj, shape, a.ReservedAt)
+			a = &cp
+		}
+	}
 	if err := c.state.Assume(a); err != nil {
 		return err
 	}
@@ -212,6 +226,23 @@ func (c *Cache) Park(cq kueue.ClusterQueueReference, shape *workload.Shape, key 
 		return
 	}
 	c.queues.ParkShape(cq, shape)
+}
+
+// ParkFor parks what a refusal says cannot be admitted until the cluster
+// changes (Decision.Parking).
+func (c *Cache) ParkFor(d *scheduling.Decision, snap *state.Snapshot) {
+	w := d.Workload
+	strategy := kueue.StrictFIFO
+	if cq := snap.ClusterQueues[w.ClusterQueue]; cq != nil {
+		strategy = cq.QueueingStrategy
+	}
+	switch d.Parking(strategy) {
+	case scheduling.ParkWorkload:
+		key := w.Key
+		c.Park(w.ClusterQueue, nil, &key)
+	case scheduling.ParkShape:
+		c.Park(w.ClusterQueue, w.Shape, nil)
+	}
 }
 
 // Requeue replaces a pending workload's Info (to mark it preempting, say)

@@ -57,6 +57,7 @@ explains what the queue is doing. This tool drives it from the command line.`,
 	}
 	root.SetOut(env.Out)
 	root.SetErr(env.Err)
-	root.AddCommand(newDevCommand(name, env), newAuditCommand(name, env, nil), newDemoCommand(name, env, nil))
+	root.AddCommand(newDevCommand(name, env), newAuditCommand(name, env, nil), newDemoCommand(name, env, nil),
+		newSimulateCommand(name, env), newTraceCommand(name, env, nil))
 	return root
 }

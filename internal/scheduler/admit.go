@@ -14,7 +14,6 @@ import (
 	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/metrics"
 	"github.com/kuota-dev/kuota/internal/scheduling"
-	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
 	"github.com/kuota-dev/kuota/internal/state"
 )
 
@@ -25,7 +24,7 @@ import (
 func (s *Scheduler) admit(ctx context.Context, d *scheduling.Decision, snap *state.Snapshot, now time.Time) {
 	w := d.Workload
 	cq := snap.ClusterQueues[w.ClusterQueue]
-	admission := admissionOf(w.ClusterQueue, d.Assignment)
+	admission := scheduling.AdmissionOf(w.ClusterQueue, d.Assignment)
 	checks := lifecycle.ApplicableChecks(cq, admission)
 	a := &state.Admitted{
 		Key: w.Key, UID: w.UID, ClusterQueue: w.ClusterQueue, LocalQueue: w.LocalQueue,
@@ -88,26 +87,6 @@ func (s *Scheduler) admissionBase(ctx context.Context, key types.NamespacedName,
 	}
 	wl.ResourceVersion = target
 	return &wl, nil
-}
-
-// admissionOf converts an assignment to status.admission.
-func admissionOf(cq kueue.ClusterQueueReference, asg *flavors.Assignment) *kueue.Admission {
-	adm := &kueue.Admission{ClusterQueue: cq}
-	for _, ps := range asg.PodSets {
-		count := ps.Count
-		psa := kueue.PodSetAssignment{
-			Name:          ps.Name,
-			Flavors:       map[corev1.ResourceName]kueue.ResourceFlavorReference{},
-			ResourceUsage: corev1.ResourceList{},
-			Count:         &count,
-		}
-		for r, f := range ps.Flavors {
-			psa.Flavors[r] = f
-			psa.ResourceUsage[r] = resourcesToQuantity(r, ps.Requests[r])
-		}
-		adm.PodSetAssignments = append(adm.PodSetAssignments, psa)
-	}
-	return adm
 }
 
 func (s *Scheduler) recoverWrite(what string) {

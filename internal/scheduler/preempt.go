@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,7 +16,6 @@ import (
 	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/metrics"
 	"github.com/kuota-dev/kuota/internal/report"
-	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 )
 
@@ -121,10 +119,6 @@ func preemptionCause(reason string) string {
 		return "reclamation within the cohort while borrowing"
 	}
 	return reason
-}
-
-func resourcesToQuantity(name corev1.ResourceName, a resources.Amount) resource.Quantity {
-	return resources.ToQuantity(name, a)
 }
 
 // clearedAtOnce adds the release of the reservation to an eviction's

@@ -21,19 +21,10 @@ import (
 // changes (its shape in a BestEffortFIFO queue, or the workload alone when
 // its queue or namespace is the problem), and records why it waits.
 func (s *Scheduler) refused(ctx context.Context, d *scheduling.Decision, snap *state.Snapshot, now time.Time) {
-	w := d.Workload
 	if d.Deferred {
 		return
 	}
-	switch d.Reason {
-	case scheduling.NamespaceMismatch, scheduling.ClusterQueueInactive, scheduling.ClusterQueueNotFound:
-		key := w.Key
-		s.Cache.Park(w.ClusterQueue, nil, &key)
-	case scheduling.NoMatchingFlavor, scheduling.ExceedsMaxQuota, scheduling.WaitingForQuota:
-		if cq := snap.ClusterQueues[w.ClusterQueue]; cq != nil && cq.QueueingStrategy == kueue.BestEffortFIFO {
-			s.Cache.Park(w.ClusterQueue, w.Shape, nil)
-		}
-	}
+	s.Cache.ParkFor(d, snap)
 	s.writePending(ctx, d, now)
 }
 

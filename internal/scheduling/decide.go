@@ -24,6 +24,7 @@ type cycle struct {
 	finder   *preemption.Finder
 	future   *hierarchy.Tree
 	popts    preemption.Options
+	opts     Options
 	versions map[*hierarchy.Node]uint64
 	result   Result
 	ready    order
@@ -98,6 +99,7 @@ func Decide(snap *state.Snapshot, queues []workload.Queue, opts Options) Result 
 		tree:     tree,
 		assigner: flavors.NewAssigner(snap.Flavors, opts.Flavors),
 		popts:    popts,
+		opts:     opts,
 		versions: map[*hierarchy.Node]uint64{},
 	}
 	if opts.FairSharing != nil {

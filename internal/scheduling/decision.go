@@ -6,6 +6,11 @@
 package scheduling
 
 import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
 	"github.com/kuota-dev/kuota/internal/scheduling/preemption"
@@ -93,9 +98,22 @@ type Result struct {
 	Admitted int
 }
 
+// DefaultPatience is the manager's default Options.Patience: long enough
+// that short jobs (CI steps, small ETL tasks) are waited for rather than
+// evicted a moment before they would end, short against the hours an ML
+// training job runs.
+const DefaultPatience = 10 * time.Second
+
 // Options tune the cycle.
 type Options struct {
 	Flavors flavors.Options
+	// Patience, when positive, makes a workload that could preempt wait
+	// instead when every workload it would evict is expected to end by
+	// itself within Patience (state.Admitted.ExpectedEnd): the quota it
+	// needs is held for it meanwhile, and nothing is evicted. Victims
+	// expected to run longer, or whose end is unknown, are preempted at
+	// once, as Kueue does.
+	Patience time.Duration
 	// FairSharing, when set, orders admissions within each cohort tree by
 	// dominant resource share and chooses victims in other queues by share.
 	FairSharing *FairSharing
@@ -158,4 +176,58 @@ func MinUsage(shape *workload.Shape, asg *flavors.Assignment) resources.FlavorRe
 		}
 	}
 	return out
+}
+
+// Parking says what a refusal sets aside until the cluster changes.
+type Parking int
+
+const (
+	// ParkNothing: the workload is tried again next cycle.
+	ParkNothing Parking = iota
+	// ParkWorkload: the workload alone waits, for a reason of its own (its
+	// namespace, or its queue inactive or missing).
+	ParkWorkload
+	// ParkShape: every workload of its shape in its ClusterQueue waits
+	// (quota or flavors), under BestEffortFIFO; a StrictFIFO queue keeps
+	// its head.
+	ParkShape
+)
+
+// Parking returns what the refusal sets aside in a queue of the strategy.
+func (d *Decision) Parking(strategy kueue.QueueingStrategy) Parking {
+	if d.Admit || d.Deferred || len(d.Victims) > 0 || len(d.Held) > 0 {
+		// A workload holding quota must come back next cycle to hold it
+		// again, or the quota would go to the workloads behind it.
+		return ParkNothing
+	}
+	switch d.Reason {
+	case NamespaceMismatch, ClusterQueueInactive, ClusterQueueNotFound:
+		return ParkWorkload
+	case NoMatchingFlavor, ExceedsMaxQuota, WaitingForQuota:
+		if strategy == kueue.BestEffortFIFO {
+			return ParkShape
+		}
+	}
+	return ParkNothing
+}
+
+// AdmissionOf converts an assignment in ClusterQueue cq to the Workload's
+// status.admission.
+func AdmissionOf(cq kueue.ClusterQueueReference, asg *flavors.Assignment) *kueue.Admission {
+	adm := &kueue.Admission{ClusterQueue: cq}
+	for _, ps := range asg.PodSets {
+		count := ps.Count
+		psa := kueue.PodSetAssignment{
+			Name:          ps.Name,
+			Flavors:       map[corev1.ResourceName]kueue.ResourceFlavorReference{},
+			ResourceUsage: corev1.ResourceList{},
+			Count:         &count,
+		}
+		for r, f := range ps.Flavors {
+			psa.Flavors[r] = f
+			psa.ResourceUsage[r] = resources.ToQuantity(r, ps.Requests[r])
+		}
+		adm.PodSetAssignments = append(adm.PodSetAssignments, psa)
+	}
+	return adm
 }

@@ -1,6 +1,8 @@
 package scheduling
 
 import (
+	"time"
+
 	"fmt"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -142,6 +144,18 @@ func (c *cycle) preemptForHead(cur *cursor) {
 	// tree in their place.
 	finder.Take(targets)
 	c.addUsage(cur, asg.Usage)
+	if wait, ok := c.endingSoon(targets); ok {
+		// Evicting them would free nothing sooner than their own end:
+		// wait for them, holding the quota.
+		c.decide(Decision{Workload: w, Assignment: &asg, Reason: WaitingForQuota, Held: asg.Usage,
+			Message: fmt.Sprintf("waiting for %d running workload(s) expected to end within %s rather than preempting them",
+				len(targets), wait.Round(time.Second))})
+		cur.pos++
+		if cur.cq.QueueingStrategy == kueue.StrictFIFO {
+			c.blockRest(cur, w)
+		}
+		return
+	}
 	msg := fmt.Sprintf("waiting for %d preempted workload(s) to release quota", len(targets))
 	if len(targets) == 0 {
 		msg = "waiting for workloads preempted earlier in this cycle to release quota"
@@ -152,6 +166,30 @@ func (c *cycle) preemptForHead(cur *cursor) {
 	if cur.cq.QueueingStrategy == kueue.StrictFIFO {
 		c.blockRest(cur, w)
 	}
+}
+
+// endingSoon reports whether every target is expected to end by itself
+// within the patience, and the longest wait. A target whose end is unknown,
+// or past (it overran its estimate), is not.
+func (c *cycle) endingSoon(targets []preemption.Target) (time.Duration, bool) {
+	patience := c.opts.Patience
+	if patience <= 0 || len(targets) == 0 {
+		return 0, false
+	}
+	now := c.snap.Now
+	var longest time.Duration
+	for _, t := range targets {
+		end := t.Workload.ExpectedEnd
+		if end == 0 || end < now {
+			return 0, false
+		}
+		left := time.Duration(end - now)
+		if left > patience {
+			return 0, false
+		}
+		longest = max(longest, left)
+	}
+	return longest, true
 }
 
 // findVictims searches victims for the head with the given assignment.

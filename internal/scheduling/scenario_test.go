@@ -44,6 +44,10 @@ type scenarioOptions struct {
 	// FairSharing lists the fair-sharing preemption strategies; when set
 	// (even empty), fair sharing is on.
 	FairSharing *[]preemption.Strategy `json:"fairSharing"`
+	// Patience (Options.Patience) in seconds, and Now, the snapshot's time
+	// in seconds.
+	Patience int64 `json:"patience"`
+	Now      int64 `json:"now"`
 }
 
 // scenarioAdmitted is a workload already holding quota: usage maps flavor to
@@ -59,6 +63,9 @@ type scenarioAdmitted struct {
 	Time       int64 `json:"time"`
 	ReservedAt int64 `json:"reservedAt"`
 	Evicting   bool  `json:"evicting"`
+	// ExpectedEnd is when the workload is expected to end, in seconds (0:
+	// unknown).
+	ExpectedEnd int64 `json:"expectedEnd"`
 }
 
 type scenarioWorkload struct {
@@ -144,15 +151,18 @@ func (sc *scenario) build(t *testing.T) (*state.Snapshot, []workload.Queue, Opti
 		}
 		if err := st.Assume(&state.Admitted{Key: key(a.Namespace, a.Name), UID: types.UID(a.Name), ClusterQueue: kueue.ClusterQueueReference(a.ClusterQueue),
 			Priority: a.Priority, Usage: usage, QueueOrderTime: a.Time * int64(time.Second), ReservedAt: a.ReservedAt * int64(time.Second),
-			Evicting: a.Evicting}); err != nil {
+			Evicting: a.Evicting, ExpectedEnd: a.ExpectedEnd * int64(time.Second)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	opts := Options{Flavors: flavors.Options{IgnoreUndeclared: sc.Options.IgnoreUndeclared}}
+	opts := Options{Flavors: flavors.Options{IgnoreUndeclared: sc.Options.IgnoreUndeclared},
+		Patience: time.Duration(sc.Options.Patience) * time.Second}
 	if fs := sc.Options.FairSharing; fs != nil {
 		opts.FairSharing = &FairSharing{Strategies: *fs}
 	}
-	return st.Snapshot(), sc.queues(), opts
+	snap := st.Snapshot()
+	snap.Now = sc.Options.Now * int64(time.Second)
+	return snap, sc.queues(), opts
 }
 
 func key(ns, name string) types.NamespacedName {

@@ -16,6 +16,8 @@ import (
 // Callers must not modify it; the scheduling core clones the tree before
 // simulating admissions.
 type Snapshot struct {
+	// Now (Unix nanoseconds) is when the snapshot was taken.
+	Now           int64
 	Tree          *hierarchy.Tree
 	ClusterQueues map[kueue.ClusterQueueReference]*ClusterQueue
 	Cohorts       map[kueue.CohortReference]*Cohort

@@ -36,6 +36,10 @@ type Admitted struct {
 	Evicting bool
 	// PodsReady is true once the workload's pods are ready (PodsReady=True).
 	PodsReady bool
+	// ExpectedEnd (Unix nanoseconds) is when the workload is expected to
+	// end by itself: from its maximum execution time, or from how long
+	// earlier workloads of its LocalQueue and shape ran. 0 when unknown.
+	ExpectedEnd int64
 }
 
 // SmallestUsage returns MinUsage, or Usage when the workload cannot shrink.

@@ -31,13 +31,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
-	"github.com/kuota-dev/kuota/bench/internal/scenario"
+	"github.com/kuota-dev/kuota/internal/scenario"
 )
 
 // Labels the driver puts on what it creates.
 const (
-	ClassLabel     = "bench.kuota.dev/class"
-	RuntimeLabel   = "bench.kuota.dev/runtime-ms"
+	ClassLabel     = scenario.ClassLabel
+	RuntimeLabel   = scenario.RuntimeLabel
 	DefaultFlavor  = "bench-flavor"
 	DefaultWorkers = 32
 )

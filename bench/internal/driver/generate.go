@@ -2,19 +2,15 @@ package driver
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
-	"github.com/kuota-dev/kuota/bench/internal/scenario"
+	"github.com/kuota-dev/kuota/internal/scenario"
 )
 
 // Run starts the schedule now and returns once every workload finished,
@@ -129,24 +125,8 @@ func (d *Driver) create(ctx context.Context, w scenario.Workload) {
 	}
 }
 
-// workload builds the Workload for a planned one: one podset "main" of one
-// pod requesting the class's CPUs, the class's priority, and labels naming
-// the class and runtime.
-func (d *Driver) workload(w scenario.Workload) *kueue.Workload {
-	return &kueue.Workload{
-		ObjectMeta: metav1.ObjectMeta{Namespace: w.Queue, Name: w.Name, Labels: map[string]string{
-			ClassLabel: w.Class, RuntimeLabel: strconv.FormatInt(w.Runtime.Milliseconds(), 10)}},
-		Spec: kueue.WorkloadSpec{
-			QueueName: kueue.LocalQueueName(w.Queue),
-			Priority:  ptr.To(w.Priority),
-			PodSets: []kueue.PodSet{{Name: kueue.DefaultPodSetName, Count: 1, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				RestartPolicy: corev1.RestartPolicyNever,
-				Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: w.Request}}}},
-			}}}},
-		},
-	}
-}
+// workload builds the Workload for a planned one.
+func (d *Driver) workload(w scenario.Workload) *kueue.Workload { return w.WorkloadObject() }
 
 // lagStats tracks how late creations start.
 type lagStats struct {

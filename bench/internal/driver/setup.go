@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
-	"github.com/kuota-dev/kuota/bench/internal/scenario"
+	"github.com/kuota-dev/kuota/internal/scenario"
 )
 
 // Setup creates the ResourceFlavor, the Cohorts, and per ClusterQueue a
@@ -21,7 +21,7 @@ func (d *Driver) Setup(ctx context.Context, timeout time.Duration) error {
 	plan := d.opts.Plan
 	first := []client.Object{&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: d.opts.Flavor}}}
 	for _, c := range plan.Cohorts {
-		first = append(first, &kueue.Cohort{ObjectMeta: metav1.ObjectMeta{Name: c, Labels: map[string]string{ClassLabel: "cohort"}}})
+		first = append(first, scenario.CohortObject(c))
 	}
 	if err := d.createAll(ctx, first); err != nil {
 		return err
@@ -35,9 +35,7 @@ func (d *Driver) Setup(ctx context.Context, timeout time.Duration) error {
 	}
 	objs = objs[:0]
 	for _, q := range plan.Queues {
-		objs = append(objs, d.clusterQueue(q), &kueue.LocalQueue{
-			ObjectMeta: metav1.ObjectMeta{Namespace: q.Name, Name: q.Name, Labels: map[string]string{ClassLabel: q.Class}},
-			Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(q.Name)}})
+		objs = append(objs, q.ClusterQueueObject(d.opts.Flavor), q.LocalQueueObject())
 	}
 	if err := d.createAll(ctx, objs); err != nil {
 		return err
@@ -54,27 +52,6 @@ func (d *Driver) Setup(ctx context.Context, timeout time.Duration) error {
 		}
 	}
 	return nil
-}
-
-func (d *Driver) clusterQueue(q scenario.Queue) *kueue.ClusterQueue {
-	quota := kueue.ResourceQuota{Name: corev1.ResourceCPU, NominalQuota: q.Nominal}
-	if q.BorrowingLimit != nil {
-		bl := q.BorrowingLimit.DeepCopy()
-		quota.BorrowingLimit = &bl
-	}
-	return &kueue.ClusterQueue{
-		ObjectMeta: metav1.ObjectMeta{Name: q.Name, Labels: map[string]string{ClassLabel: q.Class}},
-		Spec: kueue.ClusterQueueSpec{
-			CohortName:        kueue.CohortReference(q.Cohort),
-			NamespaceSelector: &metav1.LabelSelector{},
-			Preemption: &kueue.ClusterQueuePreemption{
-				ReclaimWithinCohort: kueue.PreemptionPolicy(q.ReclaimWithinCohort),
-				WithinClusterQueue:  kueue.PreemptionPolicy(q.WithinClusterQueue),
-			},
-			ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
-				Flavors: []kueue.FlavorQuotas{{Name: kueue.ResourceFlavorReference(d.opts.Flavor), Resources: []kueue.ResourceQuota{quota}}}}},
-		},
-	}
 }
 
 // createAll creates objects on the worker pool and returns the first error.

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kuota-dev/kuota/bench/internal/driver"
-	"github.com/kuota-dev/kuota/bench/internal/scenario"
+	"github.com/kuota-dev/kuota/internal/scenario"
 	"github.com/kuota-dev/kuota/bench/internal/summary"
 )
 

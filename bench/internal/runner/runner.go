@@ -22,7 +22,7 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/bench/internal/benchenv"
-	"github.com/kuota-dev/kuota/bench/internal/scenario"
+	"github.com/kuota-dev/kuota/internal/scenario"
 	"github.com/kuota-dev/kuota/bench/internal/summary"
 	"github.com/kuota-dev/kuota/internal/paths"
 )

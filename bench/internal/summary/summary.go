@@ -10,7 +10,7 @@ import (
 
 	"github.com/kuota-dev/kuota/bench/internal/auditlog"
 	"github.com/kuota-dev/kuota/bench/internal/driver"
-	"github.com/kuota-dev/kuota/bench/internal/scenario"
+	"github.com/kuota-dev/kuota/internal/scenario"
 )
 
 // Input is everything a summary is computed from.

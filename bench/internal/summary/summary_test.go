@@ -11,7 +11,7 @@ import (
 
 	"github.com/kuota-dev/kuota/bench/internal/auditlog"
 	"github.com/kuota-dev/kuota/bench/internal/driver"
-	"github.com/kuota-dev/kuota/bench/internal/scenario"
+	"github.com/kuota-dev/kuota/internal/scenario"
 )
 
 var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/kuota-dev/kuota/bench/internal/scenario"
+	"github.com/kuota-dev/kuota/internal/scenario"
 )
 
 // Comparison directions of a target.

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/kuota-dev/kuota/bench/internal/driver"
-	"github.com/kuota-dev/kuota/bench/internal/scenario"
+	"github.com/kuota-dev/kuota/internal/scenario"
 )
 
 // ClassUsage is the mean CPU usage of one ClusterQueue class over the run,

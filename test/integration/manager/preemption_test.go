@@ -7,7 +7,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 )
@@ -100,4 +102,34 @@ func TestReclaimWithinCohort(t *testing.T) {
 	stayAdmitted(t, ns, survivor, "mine")
 	waitUsage(t, owner, fl, 1, "2", "0")
 	waitUsage(t, borrower, fl, 1, "2", "2")
+}
+
+// A workload that could preempt waits instead when its victim is expected
+// to end within the patience (here from its maximum execution time): the
+// victim is not evicted, the preemptor says why it waits, and it is
+// admitted when the victim ends.
+func TestPreemptionWaitsForAWorkloadEndingSoon(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	cq, fl := scoped(ns, "cq"), scoped(ns, "f")
+	create(t, flavor(fl, nil), clusterQueue(cq, "", fl, "2", preemption(kueue.PreemptionPolicyLowerPriority, "")),
+		localQueue(ns, "lq", cq))
+	short := newWorkload(ns, "short", "lq", 2, "1", 0)
+	short.Spec.MaximumExecutionTimeSeconds = ptr.To[int32](8)
+	create(t, short)
+	waitAdmitted(t, ns, "short", cq)
+	create(t, newWorkload(ns, "high", "lq", 2, "1", 100))
+	waitWorkload(t, ns, "high", "waiting for short to end", func(wl *kueue.Workload) error {
+		c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
+		if c == nil || c.Reason != kueue.WorkloadReasonWaitingForQuota || !strings.Contains(c.Message, "expected to end within") {
+			return fmt.Errorf("QuotaReserved %+v", c)
+		}
+		return nil
+	})
+	stayAdmitted(t, ns, "short")
+	finish(t, ns, "short")
+	waitAdmitted(t, ns, "high", cq)
+	if st, _ := condition(getWorkload(t, ns, "short"), kueue.WorkloadEvicted); st == metav1.ConditionTrue {
+		t.Fatal("the workload ending soon was evicted")
+	}
 }

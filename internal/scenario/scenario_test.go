@@ -95,7 +95,7 @@ func TestScenarioFiles(t *testing.T) {
 	for name, want := range map[string][2]int{
 		"smoke": {4, 240}, "one-cohort": {6, 3000}, "baseline": {30, 15000}, "large-scale": {1000, 50000},
 	} {
-		path := Resolve(name, filepath.Join("..", "..", "scenarios"))
+		path := Resolve(name, filepath.Join("..", "..", "bench", "scenarios"))
 		cfg, err := Load(path)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -110,7 +110,7 @@ func TestScenarioFiles(t *testing.T) {
 			t.Errorf("%s: targets %+v, %v", name, targets, err)
 		}
 	}
-	targets, _ := LoadTargets(Resolve("baseline", filepath.Join("..", "..", "scenarios")))
+	targets, _ := LoadTargets(Resolve("baseline", filepath.Join("..", "..", "bench", "scenarios")))
 	if targets == nil || targets.MaxWallSeconds != 100 || targets.MaxMeanTimeToAdmissionSeconds["small"] != 25 {
 		t.Errorf("baseline targets = %+v", targets)
 	}

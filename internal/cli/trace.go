@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/sim"
+)
+
+// traceFlags are the flags of `trace export`.
+type traceFlags struct {
+	kubeconfig, output, queues, namespace string
+}
+
+// newTraceCommand builds `trace`; connect is nil outside tests.
+func newTraceCommand(prog string, env Env, connect connectFunc) *cobra.Command {
+	if connect == nil {
+		connect = func(kubeconfig string) (client.Reader, error) { return newKueueReader(env, kubeconfig) }
+	}
+	cmd := &cobra.Command{Use: "trace", Short: "Export a cluster's workloads as a trace for kuota simulate"}
+	f := traceFlags{}
+	export := &cobra.Command{
+		Use:   "export",
+		Short: "Write the Workloads of a cluster as a trace (and its queues as YAML)",
+		Long: `Read the Workloads of a cluster and write them as a trace for kuota simulate:
+creation time (from the first one), LocalQueue, priority, pod sets with each
+pod's requests, and runtime (from the last admission to the end; still
+running: until now; never ran: the median runtime of its LocalQueue).
+With --queues, also write the cluster's queue configuration (ResourceFlavors,
+Cohorts, ClusterQueues, LocalQueues, WorkloadPriorityClasses) as YAML, to
+edit and try with kuota simulate --queues.`,
+		Example: fmt.Sprintf(`  %[1]s trace export --output last-week.trace --queues queues.yaml
+  %[1]s simulate --queues new-queues.yaml --trace last-week.trace`, prog),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := connect(f.kubeconfig)
+			if err != nil {
+				return err
+			}
+			return runTraceExport(cmd, c, f)
+		},
+	}
+	fl := export.Flags()
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path to the kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
+	fl.StringVarP(&f.output, "output", "o", "", "trace file to write (default: standard output)")
+	fl.StringVar(&f.queues, "queues", "", "also write the queue configuration to this YAML file")
+	fl.StringVarP(&f.namespace, "namespace", "n", "", "only the Workloads of this namespace")
+	cmd.AddCommand(export)
+	return cmd
+}
+
+func runTraceExport(cmd *cobra.Command, c client.Reader, f traceFlags) error {
+	ctx := cmd.Context()
+	var wls kueue.WorkloadList
+	opts := []client.ListOption{}
+	if f.namespace != "" {
+		opts = append(opts, client.InNamespace(f.namespace))
+	}
+	if err := c.List(ctx, &wls, opts...); err != nil {
+		return fmt.Errorf("listing Workloads: %w", err)
+	}
+	trace := sim.TraceFromWorkloads(wls.Items, time.Now())
+	var out io.Writer = cmd.OutOrStdout()
+	if f.output != "" {
+		file, err := os.Create(f.output)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		out = file
+	}
+	if err := sim.WriteTrace(out, trace); err != nil {
+		return err
+	}
+	if f.queues == "" {
+		return nil
+	}
+	return writeQueues(cmd, c, f.queues)
+}
+
+// writeQueues writes the cluster's queue objects as a YAML stream, without
+// status and server-set metadata.
+func writeQueues(cmd *cobra.Command, c client.Reader, path string) error {
+	ctx := cmd.Context()
+	lists := []client.ObjectList{&kueue.ResourceFlavorList{}, &kueue.CohortList{}, &kueue.ClusterQueueList{},
+		&kueue.LocalQueueList{}, &kueue.WorkloadPriorityClassList{}}
+	var docs []byte
+	for _, l := range lists {
+		if err := c.List(ctx, l); err != nil {
+			return fmt.Errorf("listing %T: %w", l, err)
+		}
+		items, err := queueItems(l)
+		if err != nil {
+			return err
+		}
+		for _, o := range items {
+			data, err := yaml.Marshal(o)
+			if err != nil {
+				return err
+			}
+			docs = append(append(docs, "---\n"...), data...)
+		}
+	}
+	if len(docs) == 0 {
+		return errors.New("the cluster has no queue objects")
+	}
+	return os.WriteFile(path, docs, 0o644)
+}
+
+// queueItems returns a list's objects ready to apply again: kind and
+// version set, status and server-set metadata dropped.
+func queueItems(l client.ObjectList) ([]client.Object, error) {
+	var out []client.Object
+	clean := func(o client.Object, kind string) {
+		o.GetObjectKind().SetGroupVersionKind(kueue.GroupVersion.WithKind(kind))
+		o.SetManagedFields(nil)
+		o.SetResourceVersion("")
+		o.SetUID("")
+		o.SetGeneration(0)
+		o.SetCreationTimestamp(metav1.Time{})
+		o.SetFinalizers(nil)
+		out = append(out, o)
+	}
+	switch list := l.(type) {
+	case *kueue.ResourceFlavorList:
+		for i := range list.Items {
+			clean(&list.Items[i], "ResourceFlavor")
+		}
+	case *kueue.CohortList:
+		for i := range list.Items {
+			list.Items[i].Status = kueue.CohortStatus{}
+			clean(&list.Items[i], "Cohort")
+		}
+	case *kueue.ClusterQueueList:
+		for i := range list.Items {
+			list.Items[i].Status = kueue.ClusterQueueStatus{}
+			clean(&list.Items[i], "ClusterQueue")
+		}
+	case *kueue.LocalQueueList:
+		for i := range list.Items {
+			list.Items[i].Status = kueue.LocalQueueStatus{}
+			clean(&list.Items[i], "LocalQueue")
+		}
+	case *kueue.WorkloadPriorityClassList:
+		for i := range list.Items {
+			clean(&list.Items[i], "WorkloadPriorityClass")
+		}
+	default:
+		return nil, fmt.Errorf("unexpected list %T", l)
+	}
+	return out, nil
+}

@@ -1,0 +1,107 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/kuota-dev/kuota/internal/lifecycle"
+	"github.com/kuota-dev/kuota/internal/scheduling"
+	"github.com/kuota-dev/kuota/internal/state"
+)
+
+// runCycles runs the scheduling cycles of one instant: one, and another as
+// long as the previous one admitted or evicted something and the cache
+// woke the scheduler again (bounded).
+func (e *engine) runCycles() {
+	e.cycle = false
+	for range maxCyclesPerInstant {
+		if !e.runCycle() || !e.woken() {
+			break
+		}
+	}
+	e.busy = e.now + e.sample(e.opts.Latency.Cycle)
+	e.drainWake()
+	if next := e.c.NextRequeueAt(e.clock(e.now).UnixNano()); next > 0 {
+		t := time.Duration(next - epoch.UnixNano())
+		if e.wakeAt == 0 || t < e.wakeAt {
+			e.wakeAt = t
+			e.schedule(&event{at: t, kind: evWake})
+		}
+	}
+}
+
+// runCycle is one cycle: snapshot, Decide, and the decisions applied as
+// the manager's scheduler applies them. It reports whether it admitted or
+// evicted anything.
+func (e *engine) runCycle() bool {
+	e.cycles++
+	snap, queues := e.c.Snapshot(e.clock(e.now).UnixNano())
+	if len(queues) == 0 {
+		return false
+	}
+	res := scheduling.Decide(snap, queues, e.opts.Scheduling)
+	progress := false
+	for i := range res.Decisions {
+		d := &res.Decisions[i]
+		switch {
+		case d.Admit:
+			progress = e.admit(d, snap) || progress
+		case len(d.Victims) > 0 || d.Reason == scheduling.WaitingForPreemptedWorkloads:
+			progress = e.preempt(d) || progress
+		default:
+			e.c.ParkFor(d, snap)
+		}
+	}
+	return progress
+}
+
+// admit assumes an admission and sends its write.
+func (e *engine) admit(d *scheduling.Decision, snap *state.Snapshot) bool {
+	w := d.Workload
+	r := e.recs[w.Key]
+	cq := snap.ClusterQueues[w.ClusterQueue]
+	adm := scheduling.AdmissionOf(w.ClusterQueue, d.Assignment)
+	checks := lifecycle.ApplicableChecks(cq, adm)
+	a := &state.Admitted{Key: w.Key, UID: w.UID, ClusterQueue: w.ClusterQueue, LocalQueue: w.LocalQueue,
+		Admitted: len(checks) == 0, Priority: w.Priority, QueueOrderTime: w.QueueOrderTime,
+		Usage: d.Assignment.Usage, MinUsage: scheduling.MinUsage(w.Shape, d.Assignment), ReservedAt: e.clock(e.now).UnixNano()}
+	if err := e.c.Assume(a, w.ResourceVersion); err != nil {
+		return false
+	}
+	r.run++
+	r.phase = admitting
+	r.cq = w.ClusterQueue
+	r.usage = d.Assignment.Usage
+	r.pendingAdmission, r.pendingChecks = adm, checks
+	r.admissions = append(r.admissions, admission{ClusterQueue: string(w.ClusterQueue), Decided: e.now})
+	e.usage.add(r.cq, r.usage)
+	e.schedule(&event{at: e.now + e.sample(e.opts.Latency.Admit), kind: evAdmitted, key: w.Key, run: r.run, decided: e.now})
+	e.logEvent("admit", w.Key, map[string]any{"clusterQueue": string(w.ClusterQueue)})
+	return true
+}
+
+// preempt marks the victims evicting and sends their evictions; the
+// preemptor goes first in its queue with the assignment it preempted for.
+func (e *engine) preempt(d *scheduling.Decision) bool {
+	evicted := false
+	for _, v := range d.Victims {
+		if v.Workload.Evicting {
+			continue
+		}
+		r := e.recs[v.Workload.Key]
+		if r == nil || r.phase != running {
+			// Its admission is still being written (or it just ended): the
+			// next cycle decides again.
+			continue
+		}
+		e.c.MarkEvicting(r.key)
+		r.phase = evicting
+		evicted = true
+		e.schedule(&event{at: e.now + e.sample(e.opts.Latency.Evict), kind: evEvicted, key: r.key, run: r.run,
+			reason: v.Reason, decided: e.now})
+	}
+	preempting := *d.Workload
+	preempting.Preempting = true
+	preempting.Hint = d.Hint()
+	e.c.Requeue(&preempting)
+	return evicted
+}

@@ -1,0 +1,93 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/scenario"
+)
+
+// Setup is the queue configuration a simulation runs on: Kueue's objects.
+type Setup struct {
+	Flavors       []*kueue.ResourceFlavor
+	Cohorts       []*kueue.Cohort
+	ClusterQueues []*kueue.ClusterQueue
+	LocalQueues   []*kueue.LocalQueue
+	// Priorities are WorkloadPriorityClasses (for workloads that name one).
+	Priorities []*kueue.WorkloadPriorityClass
+	// Namespaces holds the labels of namespaces (for namespace selectors);
+	// namespaces of LocalQueues not listed have no labels.
+	Namespaces map[string]map[string]string
+}
+
+// Workload is one workload of a trace.
+type Workload struct {
+	Namespace string
+	Name      string
+	Queue     kueue.LocalQueueName
+	// Class groups workloads in the figures ("" counts as the queue name).
+	Class    string
+	Priority int32
+	// PriorityClass names a WorkloadPriorityClass (used when Priority is 0
+	// and the class is known).
+	PriorityClass string
+	// Arrive is when the workload is created, from the start.
+	Arrive time.Duration
+	// Runtime is how long it runs once admitted.
+	Runtime time.Duration
+	// MaxExecution, when set, is spec.maximumExecutionTimeSeconds.
+	MaxExecution time.Duration
+	PodSets      []kueue.PodSet
+}
+
+// FromScenario turns a benchmark scenario's plan into a setup and a trace,
+// with the same objects the benchmark creates.
+func FromScenario(plan *scenario.Plan, flavor string) (*Setup, []Workload) {
+	s := &Setup{Flavors: []*kueue.ResourceFlavor{{ObjectMeta: metav1.ObjectMeta{Name: flavor}}}}
+	for _, c := range plan.Cohorts {
+		s.Cohorts = append(s.Cohorts, scenario.CohortObject(c))
+	}
+	for _, q := range plan.Queues {
+		s.ClusterQueues = append(s.ClusterQueues, q.ClusterQueueObject(flavor))
+		s.LocalQueues = append(s.LocalQueues, q.LocalQueueObject())
+	}
+	trace := make([]Workload, 0, len(plan.Workloads))
+	for _, w := range plan.Workloads {
+		obj := w.WorkloadObject()
+		trace = append(trace, Workload{Namespace: obj.Namespace, Name: obj.Name, Queue: obj.Spec.QueueName, Class: w.Class,
+			Priority: w.Priority, Arrive: w.Due, Runtime: w.Runtime, PodSets: obj.Spec.PodSets})
+	}
+	return s, trace
+}
+
+// classOf returns the class a queue's figures are grouped under: its
+// bench.kuota.dev/class label, or its name.
+func classOf(cq *kueue.ClusterQueue) string {
+	if c := cq.Labels[scenario.ClassLabel]; c != "" {
+		return c
+	}
+	return cq.Name
+}
+
+// validate checks a trace for what the simulation cannot run.
+func validate(trace []Workload) error {
+	seen := map[string]bool{}
+	for i, w := range trace {
+		key := w.Namespace + "/" + w.Name
+		switch {
+		case w.Name == "" || w.Namespace == "" || w.Queue == "":
+			return fmt.Errorf("trace[%d]: namespace, name and queue are required", i)
+		case seen[key]:
+			return fmt.Errorf("trace[%d]: workload %s appears twice", i, key)
+		case len(w.PodSets) == 0:
+			return fmt.Errorf("trace[%d] (%s): no pod sets", i, key)
+		case w.Arrive < 0 || w.Runtime < 0:
+			return fmt.Errorf("trace[%d] (%s): arrival and runtime must not be negative", i, key)
+		}
+		seen[key] = true
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+)
+
+// ReadSetup reads a queue configuration: a YAML (or JSON) stream of
+// Kueue's ResourceFlavors, Cohorts, ClusterQueues, LocalQueues and
+// WorkloadPriorityClasses, and Namespaces (for their labels), as a cluster
+// admin applies them. Other kinds are an error.
+func ReadSetup(r io.Reader) (*Setup, error) {
+	scheme := runtime.NewScheme()
+	if err := kueue.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := corev1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	decode := serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()
+	s := &Setup{Namespaces: map[string]map[string]string{}}
+	dec := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
+	for n := 1; ; n++ {
+		var raw runtime.RawExtension
+		if err := dec.Decode(&raw); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, fmt.Errorf("document %d: %w", n, err)
+		}
+		if len(bytes.TrimSpace(raw.Raw)) == 0 || string(bytes.TrimSpace(raw.Raw)) == "null" {
+			continue
+		}
+		obj, gvk, err := decode.Decode(raw.Raw, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", n, err)
+		}
+		switch o := obj.(type) {
+		case *kueue.ResourceFlavor:
+			s.Flavors = append(s.Flavors, o)
+		case *kueue.Cohort:
+			s.Cohorts = append(s.Cohorts, o)
+		case *kueue.ClusterQueue:
+			s.ClusterQueues = append(s.ClusterQueues, o)
+		case *kueue.LocalQueue:
+			if o.Namespace == "" {
+				return nil, fmt.Errorf("document %d: LocalQueue %s has no namespace", n, o.Name)
+			}
+			s.LocalQueues = append(s.LocalQueues, o)
+		case *kueue.WorkloadPriorityClass:
+			s.Priorities = append(s.Priorities, o)
+		case *corev1.Namespace:
+			s.Namespaces[o.Name] = o.Labels
+		default:
+			return nil, fmt.Errorf("document %d: %s is not a queue kind a simulation uses", n, gvk.Kind)
+		}
+	}
+	if len(s.ClusterQueues) == 0 {
+		return nil, errors.New("the queue configuration has no ClusterQueue")
+	}
+	return s, nil
+}
