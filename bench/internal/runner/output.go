@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kuota-dev/kuota/bench/internal/driver"
-	"github.com/kuota-dev/kuota/internal/scenario"
 	"github.com/kuota-dev/kuota/bench/internal/summary"
+	"github.com/kuota-dev/kuota/internal/scenario"
 )
 
 // Files written into the results folder.

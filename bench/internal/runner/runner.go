@@ -22,9 +22,9 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/bench/internal/benchenv"
-	"github.com/kuota-dev/kuota/internal/scenario"
 	"github.com/kuota-dev/kuota/bench/internal/summary"
 	"github.com/kuota-dev/kuota/internal/paths"
+	"github.com/kuota-dev/kuota/internal/scenario"
 )
 
 // Defaults of Options.
