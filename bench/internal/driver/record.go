@@ -56,6 +56,10 @@ type Record struct {
 	CreationTimestamp time.Time
 	Admissions        []Admission
 	Evictions         int
+	// EvictionReasons holds, per eviction, its reason: the Preempted
+	// condition's reason (InClusterQueue, InCohortReclamation, ...) for a
+	// preemption, else the Evicted condition's.
+	EvictionReasons []string
 	// EvictionsAfterFinish counts the evictions that came when the
 	// workload had already finished (included in Evictions).
 	EvictionsAfterFinish int
@@ -163,6 +167,11 @@ func (r *recorder) observe(wl *kueue.Workload, now time.Time) *Record {
 	isEvicted := evicted != nil && evicted.Status == "True"
 	if isEvicted && !rec.evictedSeen {
 		rec.Evictions++
+		reason := evicted.Reason
+		if p := meta.FindStatusCondition(conds, kueue.WorkloadPreempted); p != nil && p.Status == "True" && reason == kueue.WorkloadEvictedByPreemption {
+			reason = p.Reason
+		}
+		rec.EvictionReasons = append(rec.EvictionReasons, reason)
 		if finished {
 			rec.EvictionsAfterFinish++
 		}

@@ -84,6 +84,11 @@ type Summary struct {
 	// Admissions and Evictions count every one the harness saw.
 	Admissions int `json:"admissions"`
 	Evictions  int `json:"evictions"`
+	// EvictionsPerWorkload is Evictions over the workloads created.
+	EvictionsPerWorkload float64 `json:"evictionsPerWorkload"`
+	// EvictionsByReason splits Evictions by reason (the preemption reason
+	// for preemptions).
+	EvictionsByReason map[string]int `json:"evictionsByReason,omitempty"`
 	// EvictionsAfterFinish are evictions of workloads already finished.
 	EvictionsAfterFinish int `json:"evictionsAfterFinish"`
 	// WallSeconds runs from the start of the schedule to the last finish.
@@ -171,6 +176,15 @@ func Compute(in Input) *Summary {
 		s.Admissions += len(r.Admissions)
 		s.Evictions += r.Evictions
 		s.EvictionsAfterFinish += r.EvictionsAfterFinish
+		for _, reason := range r.EvictionReasons {
+			if s.EvictionsByReason == nil {
+				s.EvictionsByReason = map[string]int{}
+			}
+			s.EvictionsByReason[reason]++
+		}
+	}
+	if s.Created > 0 {
+		s.EvictionsPerWorkload = float64(s.Evictions) / float64(s.Created)
 	}
 	s.TimeToAdmission = timeToAdmission(res.Records, classOrder(in))
 	s.Usage = usage(in.Plan, res)

@@ -24,6 +24,9 @@ func Render(w io.Writer, s *Summary) error {
 	}
 	p.linef("Scenario %s: %s; %d workloads: %d created, %d admitted, %d finished; %d admissions, %d evictions (%d of finished workloads)",
 		s.Scenario, state, s.Workloads, s.Created, s.Admitted, s.Finished, s.Admissions, s.Evictions, s.EvictionsAfterFinish)
+	if len(s.EvictionsByReason) > 0 {
+		p.linef("Evictions: %.3f per workload; by reason: %s", s.EvictionsPerWorkload, reasons(s.EvictionsByReason))
+	}
 	p.linef("Wall time %.2f s (start of the schedule to the last finish); creations late by %.1f ms on average, %.1f ms at most",
 		s.WallSeconds, s.CreateLagMeanMs, s.CreateLagMaxMs)
 	p.linef("")
@@ -179,6 +182,20 @@ func watcherCounts(m map[string]int64) string {
 	}
 	if len(parts) == 0 {
 		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// reasons lists counts by reason, sorted by reason.
+func reasons(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
 }

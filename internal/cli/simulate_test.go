@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+)
+
+const simQueues = `apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: gpu
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: team
+spec:
+  namespaceSelector: {}
+  preemption:
+    withinClusterQueue: LowerPriority
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: gpu
+      resources:
+      - name: nvidia.com/gpu
+        nominalQuota: 8
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: lq
+  namespace: team
+spec:
+  clusterQueue: team
+`
+
+const simTrace = `# two trainings that fill the GPUs, then an urgent one
+{"at":"0s","namespace":"team","name":"a","queue":"lq","runtime":"10m","podSets":[{"name":"main","count":4,"requests":{"nvidia.com/gpu":"1"}}]}
+{"at":"1s","namespace":"team","name":"b","queue":"lq","runtime":"10m","podSets":[{"name":"main","count":4,"requests":{"nvidia.com/gpu":"1"}}]}
+{"at":"2m","namespace":"team","name":"urgent","queue":"lq","priority":100,"runtime":"5m","podSets":[{"name":"main","count":4,"requests":{"nvidia.com/gpu":"1"}}]}
+`
+
+// simulate --queues --trace runs a cluster's queues on a trace; the urgent
+// workload preempts one of the long ones (their end is unknown), and
+// --output json gives the figures as data.
+func TestSimulateQueuesAndTrace(t *testing.T) {
+	env, out, _ := testEnv(t)
+	dir := t.TempDir()
+	queues, trace := filepath.Join(dir, "q.yaml"), filepath.Join(dir, "t.trace")
+	if err := os.WriteFile(queues, []byte(simQueues), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(trace, []byte(simTrace), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := execute(t, env, "simulate", "--queues", queues, "--trace", trace, "--output", "json"); err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Workloads            int            `json:"workloads"`
+		Finished             int            `json:"finished"`
+		Evictions            int            `json:"evictions"`
+		EvictionsPerWorkload float64        `json:"evictionsPerWorkload"`
+		EvictionsByReason    map[string]int `json:"evictionsByReason"`
+		UsagePercent         float64        `json:"usagePercent"`
+		TimeToAdmission      []struct {
+			Class string  `json:"class"`
+			Mean  float64 `json:"mean"`
+		} `json:"timeToAdmission"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
+		t.Fatalf("output is not the JSON summary: %v\n%s", err, out)
+	}
+	if s.Workloads != 3 || s.Finished != 3 || s.Evictions != 1 || s.EvictionsByReason["InClusterQueue"] != 1 || s.UsagePercent <= 0 {
+		t.Fatalf("summary %+v", s)
+	}
+}
+
+func TestSimulateFlagErrors(t *testing.T) {
+	env, _, _ := testEnv(t)
+	for _, args := range [][]string{
+		{"simulate"},
+		{"simulate", "--scenario", "smoke", "--trace", "x"},
+		{"simulate", "--scenario", "smoke", "--output", "yaml"},
+		{"simulate", "--scenario", "smoke", "--latency", "admit=soon"},
+		{"simulate", "--queues", "missing.yaml", "--trace", "missing.trace"},
+	} {
+		if err := execute(t, env, args...); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}
+
+// trace export writes a cluster's Workloads as a trace the simulator reads,
+// and its queues as YAML.
+func TestTraceExport(t *testing.T) {
+	now := time.Now()
+	admitted := func(name string, created, admittedAt time.Time, finishedAt *time.Time) *kueue.Workload {
+		wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name, CreationTimestamp: metav1.NewTime(created)},
+			Spec: kueue.WorkloadSpec{QueueName: "lq", Priority: ptr.To[int32](5), PodSets: []kueue.PodSet{{Name: "main", Count: 2,
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c",
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}}}}}}}}
+		wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted",
+			LastTransitionTime: metav1.NewTime(admittedAt)}}
+		if finishedAt != nil {
+			wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue,
+				Reason: "Succeeded", LastTransitionTime: metav1.NewTime(*finishedAt)})
+		}
+		return wl
+	}
+	end := now.Add(-time.Hour)
+	objs := []client.Object{
+		admitted("done", now.Add(-3*time.Hour), now.Add(-2*time.Hour), &end),
+		&kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "waiting", CreationTimestamp: metav1.NewTime(now.Add(-time.Minute))},
+			Spec: kueue.WorkloadSpec{QueueName: "lq", PodSets: []kueue.PodSet{{Name: "main", Count: 1}}}},
+		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "team", ResourceVersion: "7"}},
+	}
+	c := fake.NewClientBuilder().WithScheme(kueueSchemeForTest(t)).WithObjects(objs...).Build()
+	env, out, _ := testEnv(t)
+	queues := filepath.Join(t.TempDir(), "q.yaml")
+	root := NewRootCommand("kuota", env)
+	root.RemoveCommand(findCommand(root, "trace"))
+	root.AddCommand(newTraceCommand("kuota", env, func(string) (client.Reader, error) { return c, nil }))
+	root.SetArgs([]string{"trace", "export", "--queues", queues})
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"name":"done"`) || !strings.Contains(lines[0], `"runtime":"1h0m0s"`) ||
+		!strings.Contains(lines[1], `"runtime":"1h0m0s"`) || !strings.Contains(lines[1], `"at":"2h59m0s"`) {
+		t.Fatalf("trace:\n%s", out)
+	}
+	data, err := os.ReadFile(queues)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "kind: ClusterQueue") || strings.Contains(string(data), "resourceVersion") {
+		t.Fatalf("queues:\n%s", data)
+	}
+}
+
+func kueueSchemeForTest(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := kueue.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func findCommand(root *cobra.Command, name string) *cobra.Command {
+	for _, c := range root.Commands() {
+		if c.Name() == name {
+			return c
+		}
+	}
+	return nil
+}
