@@ -134,6 +134,7 @@ func managerOptions(opts Options, scheme *runtime.Scheme) ctrl.Options {
 	cfg := opts.Config
 	o := ctrl.Options{
 		Scheme:                  scheme,
+		Cache:                   cacheOptions(),
 		HealthProbeBindAddress:  cfg.Health.HealthProbeBindAddress,
 		ReadinessEndpointName:   "/" + cfg.Health.ReadinessEndpointName,
 		LivenessEndpointName:    "/" + cfg.Health.LivenessEndpointName,

@@ -210,6 +210,10 @@ func (r *Reconciler) adopt(ctx context.Context, obj client.Object, wl *kueue.Wor
 		return true, fmt.Errorf("prebuilt Workload %s is already controlled by %s %s", wl.Name, owner.Kind, owner.Name)
 	}
 	gvk := r.Integration.GVK
+	// A patch, not an update: the cached Workload lacks what the manager
+	// does not read (internal/app trims its cache), which an update would
+	// write back as removed.
+	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	wl.OwnerReferences = append(wl.OwnerReferences, metav1.OwnerReference{
 		APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: obj.GetName(), UID: obj.GetUID(),
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
@@ -217,7 +221,7 @@ func (r *Reconciler) adopt(ctx context.Context, obj client.Object, wl *kueue.Wor
 	if wl.DeletionTimestamp.IsZero() && !isFinished(wl) {
 		controllerutil.AddFinalizer(wl, kueue.ResourceInUseFinalizerName)
 	}
-	if err := r.Client.Update(ctx, wl); err != nil {
+	if err := r.Client.Patch(ctx, wl, patch); err != nil {
 		return true, fmt.Errorf("adopting prebuilt Workload %s: %w", wl.Name, err)
 	}
 	return true, nil
@@ -269,11 +273,12 @@ func (r *Reconciler) syncPending(ctx context.Context, job Job, wl *kueue.Workloa
 	if wl.Spec.QueueName == want.Spec.QueueName && samePriority(wl, want) {
 		return false, nil
 	}
+	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	wl.Spec.QueueName = want.Spec.QueueName
 	if want.Spec.PriorityClassRef != nil {
 		wl.Spec.PriorityClassRef, wl.Spec.Priority = want.Spec.PriorityClassRef, want.Spec.Priority
 	}
-	if err := r.Client.Update(ctx, wl); err != nil {
+	if err := r.Client.Patch(ctx, wl, patch); err != nil {
 		return true, fmt.Errorf("updating Workload %s: %w", wl.Name, err)
 	}
 	return true, nil

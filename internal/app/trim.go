@@ -1,0 +1,95 @@
+package app
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+)
+
+// The manager's informers keep every object it watches in memory, and a
+// Workload is mostly what the manager never reads: the server-side-apply
+// bookkeeping (managedFields) and, in its pod templates, images, commands,
+// environment, volumes and probes. The cache keeps what is read: for
+// every object its metadata without managedFields and the
+// last-applied-configuration annotation; for a Workload's pod templates,
+// each container's name and resources (init containers with their restart
+// policy), the node selector, tolerations, affinity, priority class,
+// runtime class and overhead: what quota, flavor assignment and the
+// jobframework's comparison of pod sets use. Nothing written back comes
+// from a trimmed object: the manager writes Workloads with server-side
+// apply of status, and with patches of the fields it changes.
+
+// lastApplied is kubectl's client-side apply annotation.
+const lastApplied = corev1.LastAppliedConfigAnnotation
+
+// cacheOptions trims what the manager caches.
+func cacheOptions() ctrlcache.Options {
+	return ctrlcache.Options{
+		DefaultTransform: trimMeta,
+		ByObject: map[client.Object]ctrlcache.ByObject{
+			&kueue.Workload{}: {Transform: trimWorkload},
+		},
+	}
+}
+
+// trimMeta drops managedFields and the last-applied annotation.
+func trimMeta(obj any) (any, error) {
+	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		return tomb, nil
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+		if a := m.GetAnnotations(); a != nil {
+			if _, ok := a[lastApplied]; ok {
+				delete(a, lastApplied)
+				m.SetAnnotations(a)
+			}
+		}
+	}
+	return obj, nil
+}
+
+// trimWorkload is trimMeta plus the pod templates cut to what is read.
+func trimWorkload(obj any) (any, error) {
+	obj, _ = trimMeta(obj)
+	wl, ok := obj.(*kueue.Workload)
+	if !ok {
+		return obj, nil
+	}
+	for i := range wl.Spec.PodSets {
+		trimPodSpec(&wl.Spec.PodSets[i].Template.Spec)
+	}
+	return wl, nil
+}
+
+func trimPodSpec(spec *corev1.PodSpec) {
+	keep := func(cs []corev1.Container) []corev1.Container {
+		if cs == nil {
+			return nil
+		}
+		out := make([]corev1.Container, len(cs))
+		for i, c := range cs {
+			out[i] = corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy}
+		}
+		return out
+	}
+	*spec = corev1.PodSpec{
+		Containers:        keep(spec.Containers),
+		InitContainers:    keep(spec.InitContainers),
+		NodeSelector:      spec.NodeSelector,
+		Tolerations:       spec.Tolerations,
+		Affinity:          spec.Affinity,
+		PriorityClassName: spec.PriorityClassName,
+		Priority:          spec.Priority,
+		RuntimeClassName:  spec.RuntimeClassName,
+		Overhead:          spec.Overhead,
+		RestartPolicy:     spec.RestartPolicy,
+		SchedulingGates:   spec.SchedulingGates,
+		ResourceClaims:    spec.ResourceClaims,
+		Resources:         spec.Resources,
+	}
+}
