@@ -109,7 +109,12 @@ func (h *harness) finalChecks(t *testing.T) {
 		if !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 			t.Errorf("workload %s is not finished", wl.Name)
 		}
-		h.fig.evictions += int(reservationOf(wl).evictions)
+		ev := int(reservationOf(wl).evictions)
+		h.fig.evictions += ev
+		if seen, history := h.obs.admissionsOf(wl.UID); seen != ev+1 {
+			h.fig.unseen = append(h.fig.unseen, fmt.Sprintf("%s: %d evictions, %d reservations seen: %s",
+				wl.Name, ev, seen, strings.Join(history, " ")))
+		}
 	}
 	h.fig.workloads = len(list.Items)
 	// Every eviction was followed by another admission.

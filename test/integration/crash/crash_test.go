@@ -64,6 +64,7 @@ func TestSurvivesSIGKILL(t *testing.T) {
 	rng := rand.New(rand.NewPCG(prof.seed, 7))
 	sched := prof.schedule(rng)
 	for i, f := range sched {
+		h.run.allowed.Store(int64(prof.workloads * (i + 1) / len(sched)))
 		time.Sleep(prof.gapMin + time.Duration(rng.Int64N(int64(prof.gapMax-prof.gapMin)+1)))
 		switch f {
 		case faultKill:
@@ -78,7 +79,12 @@ func TestSurvivesSIGKILL(t *testing.T) {
 			h.quiescentAudit(t, fmt.Sprintf("mid-run after fault %d", i+1))
 		}
 		h.checkReplicas(t)
+		if (i+1)%25 == 0 {
+			t.Logf("%s: %d of %d faults done, %d workloads created, %d finished", time.Since(h.fig.start).Round(time.Second),
+				i+1, len(sched), h.run.created.Load(), h.run.finished.Load())
+		}
 	}
+	h.run.allowed.Store(int64(prof.workloads))
 	h.fig.faultPhase = time.Since(h.fig.start)
 	h.fig.leftAfterFaults = h.prof.workloads - int(h.run.finished.Load())
 	h.drain(t)
@@ -168,7 +174,7 @@ func (h *harness) kill(t *testing.T, rng *rand.Rand) {
 	h.fig.kills++
 	if wasLeader {
 		h.fig.leaderKills++
-		h.rec.leaderKilled(now)
+		h.rec.leaderKilled(now, h.obs.waitingWorkloads() > 0, h.outages.around(now))
 	}
 	phases := h.obs.recent(now, time.Second)
 	if len(phases) == 0 {

@@ -44,6 +44,8 @@ type observer struct {
 	counts   [numSignals]int
 	waiters  [numSignals]chan struct{}
 	problems []string
+	// waiting counts the workloads waiting for quota.
+	waiting int
 }
 
 // reservation is what the observer last saw of one workload.
@@ -60,7 +62,29 @@ type reservation struct {
 	// evictionsAtAdmission: evictions when the current reservation began.
 	evictionsAtAdmission int32
 	evicting, finished   bool
+	// admissions: reservations seen so far.
+	admissions int
+	// history: the states seen, one word each, to explain a failure.
+	history []string
 }
+
+// state is one word for what the workload shows.
+func (r *reservation) state(rv string) string {
+	s := "pending"
+	switch {
+	case r.finished:
+		s = "finished"
+	case r.held:
+		s = "held"
+	}
+	if r.evicting {
+		s += "+evicted"
+	}
+	return fmt.Sprintf("%s(%s,ev=%d,rv=%s)", s, r.key, r.evictions, rv)
+}
+
+// waiting: neither holding quota nor finished.
+func (r *reservation) waiting() bool { return !r.held && !r.finished }
 
 func reservationOf(wl *kueue.Workload) reservation {
 	r := reservation{name: wl.Name}
@@ -150,11 +174,17 @@ func (o *observer) workload(obj any) {
 	if prev == nil {
 		prev = &reservation{name: wl.Name}
 		o.tracks[wl.UID] = prev
+	} else if prev.waiting() {
+		o.waiting--
+	}
+	if cur.waiting() {
+		o.waiting++
 	}
 	if d := cur.evictions - prev.evictions; d > 0 {
 		o.signal(sigEviction, now, int(d))
 	}
-	cur.evictionsAtAdmission = prev.evictionsAtAdmission
+	cur.evictionsAtAdmission, cur.admissions = prev.evictionsAtAdmission, prev.admissions
+	cur.history = append(prev.history, cur.state(wl.ResourceVersion))
 	switch {
 	case cur.held && !prev.held:
 		o.admitted(&cur, now)
@@ -183,6 +213,7 @@ func (o *observer) workload(obj any) {
 // admitted records a new reservation. Called with o.mu held.
 func (o *observer) admitted(r *reservation, at time.Time) {
 	r.evictionsAtAdmission = r.evictions
+	r.admissions++
 	o.signal(sigAdmission, at, 1)
 	o.onAdmission(at)
 }
@@ -219,6 +250,24 @@ func (o *observer) recent(at time.Time, window time.Duration) []signal {
 		}
 	}
 	return out
+}
+
+// waitingWorkloads is how many workloads wait for quota.
+func (o *observer) waitingWorkloads() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.waiting
+}
+
+// admissionsOf is how many reservations of a workload were seen, and the
+// states seen.
+func (o *observer) admissionsOf(uid types.UID) (int, []string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if r := o.tracks[uid]; r != nil {
+		return r.admissions, r.history
+	}
+	return 0, nil
 }
 
 // report returns the counts per kind and the problems seen.

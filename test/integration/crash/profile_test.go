@@ -38,7 +38,7 @@ var (
 		workloads: 400, quiescentAudits: 1, gapMin: 1500 * time.Millisecond, gapMax: 2500 * time.Millisecond,
 		drain: 90 * time.Second, seed: 42}
 	fullProfile = profile{name: "full", kills: 200, apiRestarts: 5, etcdRestarts: 2, replicas: 2,
-		workloads: 4000, quiescentAudits: 5, gapMin: 2 * time.Second, gapMax: 4500 * time.Millisecond,
+		workloads: 6000, quiescentAudits: 5, gapMin: 2 * time.Second, gapMax: 4500 * time.Millisecond,
 		drain: 5 * time.Minute}
 )
 

@@ -33,6 +33,10 @@ type runner struct {
 	pace   time.Duration
 	reader client.Reader // the observer's cache
 	paused atomic.Bool
+	// allowed is how many workloads may be created so far: the test
+	// raises it with each fault, so that the flow lasts as long as the
+	// faults, however long they take.
+	allowed atomic.Int64
 
 	created, finished atomic.Int64
 	// createErrors, finishErrors: calls that failed and were retried.
@@ -46,7 +50,7 @@ type runner struct {
 
 func (r *runner) create(ctx context.Context) {
 	for i := 0; i < r.total && ctx.Err() == nil; {
-		if r.paused.Load() || r.created.Load()-r.finished.Load() >= maxBacklog {
+		if r.paused.Load() || int64(i) >= r.allowed.Load() || r.created.Load()-r.finished.Load() >= maxBacklog {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
