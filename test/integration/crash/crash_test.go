@@ -3,31 +3,21 @@ package crash
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
-	"github.com/kuota-dev/kuota/internal/audit"
 )
 
-const (
-	crashWorkloads = 500
-	crashKills     = 20
-	crashQueues    = 4
-)
+const crashQueues = 4
 
 const managerConfig = `apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
@@ -43,15 +33,82 @@ health:
   healthProbeBindAddress: "0"
 `
 
-// TestSurvivesSIGKILL kills the manager 20 times while 500 workloads are
-// created, admitted and finished (by the test, playing the jobs), and checks
-// that quota is never overcommitted, nothing is admitted twice, and every
-// workload is eventually admitted and finished with a clean audit.
+// TestSurvivesSIGKILL runs several kuota-manager processes under one lease
+// while workloads are created, admitted, preempted and finished (by the
+// test, playing the users and the jobs), and meanwhile SIGKILLs replicas
+// (the leader more often than not) at random moments, some right after an
+// admission or an eviction was seen, and restarts kube-apiserver and
+// etcd. After every fault the invariants that hold at any instant must
+// hold: no quota overcommitted, no reservation inconsistent. Mid-run, with
+// the flow paused, and at the end the full audit must come clean: the
+// ClusterQueue status equals the sum over the workloads holding quota. At
+// the end every workload must exist and have finished, and no workload may
+// ever have taken a reservation while holding one.
 //
-// Leader election is on, with short timings, as in production: a killed
-// manager's last writes may still reach the API server after it died, and
-// the lease keeps its successor from deciding anything before they have.
+// The short profile runs by default; KUOTA_TORTURE=1 runs the full one
+// (`make torture`); KUOTA_CRASH_* adjust it (profile_test.go). Each
+// replica's log is kept in $TMPDIR/kuota-crash-manager-<replica>.log and
+// the control plane's in $TMPDIR/kuota-crash-controlplane.log.
+//
+// Leader election has short timings, as a killed leader's last writes
+// may still reach the API server after it died: the lease keeps its
+// successor from deciding anything before they have.
 func TestSurvivesSIGKILL(t *testing.T) {
+	prof, err := loadProfile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(prof)
+	h := newHarness(t, prof)
+	defer h.stop()
+	rng := rand.New(rand.NewPCG(prof.seed, 7))
+	sched := prof.schedule(rng)
+	for i, f := range sched {
+		h.run.allowed.Store(int64(prof.workloads * (i + 1) / len(sched)))
+		time.Sleep(prof.gapMin + time.Duration(rng.Int64N(int64(prof.gapMax-prof.gapMin)+1)))
+		switch f {
+		case faultKill:
+			h.kill(t, rng)
+		case faultAPIServer:
+			h.restart(t, "kube-apiserver", env.RestartAPIServer, &h.fig.apiRestarts)
+		case faultEtcd:
+			h.restart(t, "etcd", env.RestartEtcd, &h.fig.etcdRestarts)
+		}
+		h.strictAudit(t, fmt.Sprintf("after fault %d of %d", i+1, len(sched)))
+		if prof.quiescentAfter(i+1, len(sched)) {
+			h.quiescentAudit(t, fmt.Sprintf("mid-run after fault %d", i+1))
+		}
+		h.checkReplicas(t)
+		if (i+1)%25 == 0 {
+			t.Logf("%s: %d of %d faults done, %d workloads created, %d finished", time.Since(h.fig.start).Round(time.Second),
+				i+1, len(sched), h.run.created.Load(), h.run.finished.Load())
+		}
+	}
+	h.run.allowed.Store(int64(prof.workloads))
+	h.fig.faultPhase = time.Since(h.fig.start)
+	h.fig.leftAfterFaults = h.prof.workloads - int(h.run.finished.Load())
+	h.drain(t)
+	h.fig.drain = time.Since(h.fig.start) - h.fig.faultPhase
+	h.finalChecks(t)
+	h.fig.total = time.Since(h.fig.start)
+	t.Log(h.figures())
+}
+
+// harness holds what a run needs.
+type harness struct {
+	prof    profile
+	ns      string
+	cancel  context.CancelFunc
+	obs     *observer
+	run     *runner
+	rs      *replicaSet
+	rec     *recovery
+	outages *outages
+	fig     figures
+}
+
+func newHarness(t *testing.T, prof profile) *harness {
+	t.Helper()
 	dir := t.TempDir()
 	kubeconfig, config := filepath.Join(dir, "kubeconfig"), filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(kubeconfig, env.KubeConfig(), 0o600); err != nil {
@@ -61,72 +118,99 @@ func TestSurvivesSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := managerBinary(t)
-	// The log outlives the test's temporary folder, for failures.
-	logPath := filepath.Join(os.TempDir(), "kuota-crash-manager.log")
-	_ = os.Remove(logPath)
-	ns := setupQueues(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	r := &runner{ns: ns, admittedAt: map[string]time.Time{}}
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); r.create(ctx, t) }()
-	go func() { defer wg.Done(); r.finish(ctx, t) }()
-
-	rng := rand.New(rand.NewPCG(42, 7))
-	p := startProcess(t, bin, kubeconfig, config, logPath)
-	for i := range crashKills {
-		time.Sleep(time.Duration(2500+rng.IntN(2000)) * time.Millisecond)
-		if done, err := p.exited(); done {
-			t.Fatalf("kuota-manager exited on its own before kill %d: %v; log: %s", i, err, logPath)
-		}
-		p.kill(t)
-		checkLimits(t, fmt.Sprintf("after kill %d", i+1))
-		p = startProcess(t, bin, kubeconfig, config, logPath)
-	}
-	deadline := time.Now().Add(90 * time.Second)
-	for r.finished.Load() < crashWorkloads && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
-	}
-	cancel()
-	wg.Wait()
-	if got := r.finished.Load(); got < crashWorkloads {
-		p.kill(t)
-		t.Fatalf("only %d of %d workloads finished within 90s after the last kill; log: %s\nunfinished:\n%s", got, crashWorkloads, logPath, describeUnfinished())
-	}
-	// Let the status reporter catch up, then audit everything.
-	time.Sleep(2 * time.Second)
-	rep, err := audit.Run(context.Background(), env.Client)
-	p.kill(t)
+	h := &harness{prof: prof, ns: setupQueues(t), cancel: cancel, rec: &recovery{}, outages: &outages{}}
+	h.fig.start = time.Now()
+	obs, err := newObserver(ctx)
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
-	if !rep.OK() {
-		t.Fatalf("audit after %d kills:\n%s\nlog: %s", crashKills, rep, logPath)
-	}
-	t.Logf("%d workloads admitted and finished across %d SIGKILLs; audit: %s", crashWorkloads, crashKills, rep.Summary())
+	obs.onAdmission = h.rec.admission
+	h.obs = obs
+	h.run = &runner{ns: h.ns, total: prof.workloads, reader: obs.cache, admittedAt: map[string]time.Time{},
+		pace: max(prof.plannedDuration()/time.Duration(prof.workloads), time.Millisecond)}
+	h.rs = &replicaSet{bin: bin, kubeconfig: kubeconfig, config: config,
+		onLeader: func(_ int, at time.Time) { h.rec.leaderTook(at) }, outage: h.outages.around}
+	h.rs.start(ctx, prof.replicas, prof.seed)
+	go h.run.create(ctx)
+	go h.run.finish(ctx)
+	return h
 }
 
-// checkLimits audits the invariants that hold at any instant (status may lag).
-func checkLimits(t *testing.T, when string) {
+// stop ends the flow and the replicas.
+func (h *harness) stop() {
+	h.cancel()
+	h.rs.stop()
+}
+
+// kill SIGKILLs one replica: the leader half the time, otherwise a random
+// one (the leader again, half the time, with two replicas). Half of the
+// kills wait for an admission or an eviction to be seen first, so that
+// they land in the middle of a burst of such writes.
+func (h *harness) kill(t *testing.T, rng *rand.Rand) {
 	t.Helper()
-	rep, err := audit.Run(context.Background(), env.Client)
-	if err != nil {
-		t.Fatalf("audit %s: %v", when, err)
+	switch rng.IntN(4) {
+	case 2:
+		h.obs.waitFor(sigAdmission, 2*time.Second)
+	case 3:
+		h.obs.waitFor(sigEviction, 2*time.Second)
 	}
-	for _, v := range rep.Violations {
-		switch v.Kind {
-		case audit.KindStatusMismatch:
-			continue
-		default:
-			t.Fatalf("audit %s: %s\n%s", when, v, describeReservations())
+	wantLeader := rng.IntN(2) == 0
+	var p *process
+	for deadline := time.Now().Add(30 * time.Second); p == nil; {
+		if p, _ = h.rs.pick(rng, wantLeader); p == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("no replica running for 30s\n%s", h.problems())
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
+	now := time.Now()
+	wasLeader := p.leader.Load()
+	if err := p.kill(); err != nil {
+		t.Fatal(err)
+	}
+	h.fig.kills++
+	if wasLeader {
+		h.fig.leaderKills++
+		h.rec.leaderKilled(now, h.obs.waitingWorkloads() > 0, h.outages.around(now))
+	}
+	phases := h.obs.recent(now, time.Second)
+	if len(phases) == 0 {
+		h.fig.idleKills++
+	}
+	for _, s := range phases {
+		h.fig.killPhases[s]++
+	}
 }
 
-// setupQueues creates a flavor, a cohort of queues with preemption, and a
-// LocalQueue per queue in a fresh namespace.
+// restart restarts a control-plane component and counts it.
+func (h *harness) restart(t *testing.T, what string, restart func() error, count *int) {
+	t.Helper()
+	h.rec.reset()
+	h.outages.begin()
+	start := time.Now()
+	err := restart()
+	h.outages.end()
+	if err != nil {
+		t.Fatalf("restarting %s: %v", what, err)
+	}
+	*count++
+	h.fig.maxRestart = max(h.fig.maxRestart, time.Since(start))
+}
+
+// checkReplicas fails the test when a replica exited for no good reason.
+func (h *harness) checkReplicas(t *testing.T) {
+	t.Helper()
+	if _, _, problems := h.rs.report(); len(problems) > 0 {
+		t.Fatalf("kuota-manager replicas:\n%s", h.problems())
+	}
+}
+
+// setupQueues creates a flavor, a cohort of queues with preemption within
+// each queue and reclaim within the cohort, and a LocalQueue per queue in
+// a fresh namespace.
 func setupQueues(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
@@ -154,119 +238,4 @@ func setupQueues(t *testing.T) string {
 		}
 	}
 	return ns
-}
-
-// runner plays the users and the jobs: it creates workloads and finishes
-// them some time after they are admitted.
-type runner struct {
-	ns         string
-	mu         sync.Mutex
-	admittedAt map[string]time.Time
-	finished   atomic.Int64
-}
-
-func (r *runner) create(ctx context.Context, t *testing.T) {
-	for i := range crashWorkloads {
-		if ctx.Err() != nil {
-			return
-		}
-		cpu := []string{"1", "2", "3"}[i%3]
-		wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: fmt.Sprintf("w-%03d", i)}, Spec: kueue.WorkloadSpec{
-			QueueName: kueue.LocalQueueName(fmt.Sprintf("crash-cq-%d", i%crashQueues)),
-			Priority:  ptr.To(int32((i % 3) * 50)),
-			PodSets: []kueue.PodSet{{Name: "main", Count: 1, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				RestartPolicy: corev1.RestartPolicyNever,
-				Containers: []corev1.Container{{Name: "c", Image: "busybox", Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}}}}},
-		}}
-		if err := env.Client.Create(ctx, wl); err != nil && ctx.Err() == nil {
-			t.Errorf("creating %s: %v", wl.Name, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// runtimeOf gives each workload a runtime of 100-400ms.
-func runtimeOf(name string) time.Duration {
-	h := fnv.New32a()
-	h.Write([]byte(name))
-	return time.Duration(100+h.Sum32()%300) * time.Millisecond
-}
-
-func (r *runner) finish(ctx context.Context, t *testing.T) {
-	for ctx.Err() == nil {
-		var list kueue.WorkloadList
-		if err := env.Client.List(ctx, &list, client.InNamespace(r.ns)); err != nil {
-			time.Sleep(100 * time.Millisecond)
-			continue
-		}
-		done := int64(0)
-		for i := range list.Items {
-			wl := &list.Items[i]
-			if meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
-				done++
-				continue
-			}
-			if !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) ||
-				meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted) {
-				continue
-			}
-			r.mu.Lock()
-			at, seen := r.admittedAt[wl.Name+"/"+string(wl.Status.Admission.ClusterQueue)]
-			if !seen {
-				r.admittedAt[wl.Name+"/"+string(wl.Status.Admission.ClusterQueue)] = time.Now()
-			}
-			r.mu.Unlock()
-			if seen && time.Since(at) >= runtimeOf(wl.Name) {
-				meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished,
-					Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedSucceeded, Message: "done"})
-				if err := env.Client.Status().Update(ctx, wl); err == nil {
-					done++
-				}
-			}
-		}
-		r.finished.Store(done)
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// describeReservations lists the workloads holding quota, for failures.
-func describeReservations() string {
-	var list kueue.WorkloadList
-	if err := env.Client.List(context.Background(), &list); err != nil {
-		return err.Error()
-	}
-	out := ""
-	for _, wl := range list.Items {
-		if wl.Status.Admission == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
-			continue
-		}
-		out += fmt.Sprintf("%s cq=%s usage=%v evicted=%v conds=", wl.Name, wl.Status.Admission.ClusterQueue,
-			wl.Status.Admission.PodSetAssignments[0].ResourceUsage.Cpu().String(), meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted))
-		for _, c := range wl.Status.Conditions {
-			out += fmt.Sprintf("%s=%s(%s,%s) ", c.Type, c.Status, c.Reason, c.LastTransitionTime.Format("15:04:05"))
-		}
-		out += "\n"
-	}
-	return out
-}
-
-// describeUnfinished lists the workloads not finished, for failures.
-func describeUnfinished() string {
-	var list kueue.WorkloadList
-	if err := env.Client.List(context.Background(), &list); err != nil {
-		return err.Error()
-	}
-	out := ""
-	for _, wl := range list.Items {
-		if meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
-			continue
-		}
-		out += fmt.Sprintf("%s queue=%s admission=%v conds=", wl.Name, wl.Spec.QueueName, wl.Status.Admission != nil)
-		for _, c := range wl.Status.Conditions {
-			out += fmt.Sprintf("%s=%s(%s: %s) ", c.Type, c.Status, c.Reason, c.Message)
-		}
-		out += "\n"
-	}
-	return out
 }

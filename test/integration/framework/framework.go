@@ -1,12 +1,15 @@
 // Package framework starts a real kube-apiserver and etcd (controller-runtime's
 // envtest, with binaries built from source into .cache/bin), installs Kuota's
 // CRDs and hands tests a client. Integration test packages share one
-// environment per package through Start and Stop in TestMain.
+// environment per package through Start and Stop in TestMain. StartWith can
+// keep the control plane's state in a folder, so that a test can restart
+// kube-apiserver and etcd mid-run (the crash test does).
 package framework
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -29,6 +32,8 @@ type Env struct {
 	Config *rest.Config
 	Client client.Client
 	Scheme *runtime.Scheme
+	// persistent: the control plane keeps its state across restarts.
+	persistent bool
 }
 
 // NewScheme returns a scheme with the built-in kinds, CRDs and Kuota's API.
@@ -44,9 +49,24 @@ func NewScheme() (*runtime.Scheme, error) {
 	return scheme, nil
 }
 
+// Options tune StartWith. The zero value is what Start does.
+type Options struct {
+	// StateDir, when set, keeps etcd's data in StateDir/etcd and the API
+	// server's certificates in StateDir/apiserver instead of temporary
+	// folders removed on stop, so that RestartAPIServer and RestartEtcd
+	// bring them back with the same data, port and credentials. The caller
+	// owns the folder and removes it.
+	StateDir string
+	// Output, when set, receives what etcd and kube-apiserver print.
+	Output io.Writer
+}
+
 // Start launches etcd and kube-apiserver and installs the CRDs from
 // config/crd/bases. It fails with a clear message when the binaries are missing.
-func Start() (*Env, error) {
+func Start() (*Env, error) { return StartWith(Options{}) }
+
+// StartWith is Start with options.
+func StartWith(o Options) (*Env, error) {
 	bin, err := paths.ToolsBin()
 	if err != nil {
 		return nil, err
@@ -71,6 +91,9 @@ func Start() (*Env, error) {
 		Scheme:                   scheme,
 		ControlPlaneStartTimeout: 60 * time.Second,
 	}
+	if err := o.configure(env); err != nil {
+		return nil, err
+	}
 	// KUBEBUILDER_ASSETS would override BinaryAssetsDirectory; keep them equal.
 	if err := os.Setenv("KUBEBUILDER_ASSETS", bin); err != nil {
 		return nil, fmt.Errorf("setting KUBEBUILDER_ASSETS: %w", err)
@@ -84,7 +107,67 @@ func Start() (*Env, error) {
 		_ = env.Stop()
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
-	return &Env{env: env, Config: cfg, Client: c, Scheme: scheme}, nil
+	return &Env{env: env, Config: cfg, Client: c, Scheme: scheme, persistent: o.StateDir != ""}, nil
+}
+
+// configure applies the options to the environment before it starts.
+func (o Options) configure(env *envtest.Environment) error {
+	if o.StateDir != "" {
+		etcdDir, certDir := filepath.Join(o.StateDir, "etcd"), filepath.Join(o.StateDir, "apiserver")
+		for _, d := range []string{etcdDir, certDir} {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return fmt.Errorf("creating control-plane state folder: %w", err)
+			}
+		}
+		env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdDir}
+		env.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir}
+		// Stop in about 2 s instead of waiting up to a minute for open
+		// watches: in-flight requests drain, then clients are told to retry.
+		env.ControlPlane.APIServer.Configure().Set("shutdown-send-retry-after", "true")
+	}
+	if o.Output != nil {
+		if env.ControlPlane.Etcd == nil {
+			env.ControlPlane.Etcd = &envtest.Etcd{}
+		}
+		api := env.ControlPlane.GetAPIServer()
+		env.ControlPlane.Etcd.Out, env.ControlPlane.Etcd.Err = o.Output, o.Output
+		api.Out, api.Err = o.Output, o.Output
+	}
+	return nil
+}
+
+// RestartAPIServer stops kube-apiserver gracefully and starts it again on
+// the same port with the same certificates; it returns once the new one is
+// healthy. Clients reconnect by themselves. It needs Options.StateDir.
+func (e *Env) RestartAPIServer() error {
+	api := e.env.ControlPlane.APIServer
+	if api == nil || api.CertDir == "" || !e.persistent {
+		return fmt.Errorf("restarting kube-apiserver needs framework.Options.StateDir")
+	}
+	if err := api.Stop(); err != nil {
+		return fmt.Errorf("stopping kube-apiserver: %w", err)
+	}
+	if err := api.Start(); err != nil {
+		return fmt.Errorf("starting kube-apiserver again: %w", err)
+	}
+	return nil
+}
+
+// RestartEtcd stops etcd gracefully and starts it again on the same port
+// with the same data; it returns once the new one is healthy. The API
+// server keeps running and reconnects. It needs Options.StateDir.
+func (e *Env) RestartEtcd() error {
+	etcd := e.env.ControlPlane.Etcd
+	if etcd == nil || !e.persistent {
+		return fmt.Errorf("restarting etcd needs framework.Options.StateDir")
+	}
+	if err := etcd.Stop(); err != nil {
+		return fmt.Errorf("stopping etcd: %w", err)
+	}
+	if err := etcd.Start(); err != nil {
+		return fmt.Errorf("starting etcd again: %w", err)
+	}
+	return nil
 }
 
 // Stop shuts the control plane down.
@@ -108,7 +191,12 @@ func (e *Env) CreateNamespace(ctx context.Context, prefix string) (string, error
 // RunMain is the body of an integration package's TestMain: it starts the
 // environment, runs the tests and stops it.
 func RunMain(m interface{ Run() int }, env **Env) int {
-	e, err := Start()
+	return RunMainWith(m, env, Options{})
+}
+
+// RunMainWith is RunMain with options for the environment.
+func RunMainWith(m interface{ Run() int }, env **Env, o Options) int {
+	e, err := StartWith(o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration: "+err.Error())
 		return 1
