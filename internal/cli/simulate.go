@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kuota-dev/kuota/internal/paths"
+	"github.com/kuota-dev/kuota/internal/plots"
 	"github.com/kuota-dev/kuota/internal/scenario"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 	"github.com/kuota-dev/kuota/internal/sim"
@@ -25,6 +26,7 @@ type simulateFlags struct {
 	seed                    uint64
 	output                  string
 	events                  string
+	plots                   string
 	deadline                time.Duration
 }
 
@@ -64,6 +66,7 @@ default: the policy's own limit). The same seed gives the same run.`,
 	fl.StringVarP(&f.output, "output", "o", f.output, "output format: table or json")
 	fl.StringVar(&f.events, "events", "", "write the event log (JSON Lines) to this file")
 	fl.DurationVar(&f.deadline, "deadline", 0, "stop at this virtual time (0: when every workload finished)")
+	fl.StringVar(&f.plots, "plots", "", "write usage.svg and time-to-admission.svg into this folder")
 	return cmd
 }
 
@@ -78,7 +81,7 @@ func runSimulate(out io.Writer, env Env, f simulateFlags) error {
 	if err != nil {
 		return fmt.Errorf("--latency: %w", err)
 	}
-	setup, trace, err := loadSimulation(env, f)
+	setup, trace, kueueRef, err := loadSimulation(env, f)
 	if err != nil {
 		return err
 	}
@@ -96,6 +99,11 @@ func runSimulate(out io.Writer, env Env, f simulateFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.plots != "" {
+		if err := writeSimPlots(f.plots, res, kueueRef); err != nil {
+			return err
+		}
+	}
 	if f.output == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -104,41 +112,68 @@ func runSimulate(out io.Writer, env Env, f simulateFlags) error {
 	return sim.Render(out, &res.Summary)
 }
 
-// loadSimulation reads the setup and trace the flags name.
-func loadSimulation(env Env, f simulateFlags) (*sim.Setup, []sim.Workload, error) {
+// loadSimulation reads the setup and trace the flags name, and for a
+// scenario Kueue's figures when its targets file has them.
+func loadSimulation(env Env, f simulateFlags) (*sim.Setup, []sim.Workload, *scenario.Reference, error) {
 	switch {
 	case f.scenario != "" && (f.queues != "" || f.trace != ""):
-		return nil, nil, errors.New("give either --scenario or --queues with --trace, not both")
+		return nil, nil, nil, errors.New("give either --scenario or --queues with --trace, not both")
 	case f.scenario != "":
 		path := scenario.Resolve(f.scenario, scenarioDir(env))
 		cfg, err := scenario.Load(path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--scenario: %w", err)
+			return nil, nil, nil, fmt.Errorf("--scenario: %w", err)
+		}
+		var ref *scenario.Reference
+		if t, err := scenario.LoadTargets(path); err == nil && t != nil {
+			ref = t.Kueue
 		}
 		setup, trace := sim.FromScenario(cfg.Expand(), "bench-flavor")
-		return setup, trace, nil
+		return setup, trace, ref, nil
 	case f.queues == "" || f.trace == "":
-		return nil, nil, errors.New("give --scenario, or --queues and --trace")
+		return nil, nil, nil, errors.New("give --scenario, or --queues and --trace")
 	}
 	qf, err := os.Open(f.queues)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--queues: %w", err)
+		return nil, nil, nil, fmt.Errorf("--queues: %w", err)
 	}
 	defer qf.Close()
 	setup, err := sim.ReadSetup(qf)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--queues %s: %w", f.queues, err)
+		return nil, nil, nil, fmt.Errorf("--queues %s: %w", f.queues, err)
 	}
 	tf, err := os.Open(f.trace)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--trace: %w", err)
+		return nil, nil, nil, fmt.Errorf("--trace: %w", err)
 	}
 	defer tf.Close()
 	trace, err := sim.ReadTrace(tf)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--trace %s: %w", f.trace, err)
+		return nil, nil, nil, fmt.Errorf("--trace %s: %w", f.trace, err)
 	}
-	return setup, trace, nil
+	return setup, trace, nil, nil
+}
+
+// writeSimPlots draws a simulation's usage and times to admission.
+func writeSimPlots(dir string, res *sim.Result, ref *scenario.Reference) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--plots: %w", err)
+	}
+	if err := plots.WriteUsage(filepath.Join(dir, "usage.svg"), "Quota usage (simulated)", res.Usage); err != nil {
+		return err
+	}
+	times := res.TimesToAdmission()
+	var dists []plots.Distribution
+	for _, l := range res.Summary.TimeToAdmission {
+		d := plots.Distribution{Class: l.Class, Values: times[l.Class]}
+		if ref != nil {
+			if m, ok := ref.MeanTimeToAdmissionSeconds[l.Class]; ok {
+				d.KueueMean = &m
+			}
+		}
+		dists = append(dists, d)
+	}
+	return plots.WriteTimeToAdmission(filepath.Join(dir, "time-to-admission.svg"), "Time to admission (simulated)", dists)
 }
 
 // scenarioDir is where scenario names are looked up: bench/scenarios in the

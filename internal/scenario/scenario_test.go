@@ -106,12 +106,13 @@ func TestScenarioFiles(t *testing.T) {
 			t.Errorf("%s: %d ClusterQueues, %d workloads; want %d, %d", name, len(p.Queues), len(p.Workloads), want[0], want[1])
 		}
 		targets, err := LoadTargets(path)
-		if err != nil || (name == "baseline") != (targets != nil) {
+		if hasTargets := name == "baseline" || name == "one-cohort"; err != nil || hasTargets != (targets != nil) {
 			t.Errorf("%s: targets %+v, %v", name, targets, err)
 		}
 	}
 	targets, _ := LoadTargets(Resolve("baseline", filepath.Join("..", "..", "bench", "scenarios")))
-	if targets == nil || targets.MaxWallSeconds != 100 || targets.MaxMeanTimeToAdmissionSeconds["small"] != 25 {
+	if targets == nil || targets.MaxEvictionsPerWorkload == nil || *targets.MaxEvictionsPerWorkload != 0.05 ||
+		targets.MaxMeanTimeToAdmissionSeconds["small"] != 148 || targets.Kueue == nil || targets.Kueue.MeanTimeToAdmissionSeconds["large"] != 42 {
 		t.Errorf("baseline targets = %+v", targets)
 	}
 }

@@ -25,6 +25,21 @@ type Targets struct {
 	// MaxManagerWritesPerWorkload bounds the manager's writes to Workloads
 	// (and their status) per workload.
 	MaxManagerWritesPerWorkload float64 `json:"maxManagerWritesPerWorkload,omitempty"`
+	// MaxEvictionsPerWorkload bounds evictions over workloads created.
+	MaxEvictionsPerWorkload *float64 `json:"maxEvictionsPerWorkload,omitempty"`
+	// Kueue holds Kueue's own figures on the same scenario and machine,
+	// for comparison (not checked).
+	Kueue *Reference `json:"kueue,omitempty"`
+}
+
+// Reference is another scheduler's measured figures on a scenario.
+type Reference struct {
+	// Source says how they were measured.
+	Source                     string             `json:"source,omitempty"`
+	WallSeconds                float64            `json:"wallSeconds,omitempty"`
+	UsagePercent               float64            `json:"usagePercent,omitempty"`
+	MeanTimeToAdmissionSeconds map[string]float64 `json:"meanTimeToAdmissionSeconds,omitempty"`
+	Evictions                  int                `json:"evictions,omitempty"`
 }
 
 // TargetsPath is where the targets of the scenario at path live.

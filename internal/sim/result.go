@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/kuota-dev/kuota/internal/plots"
 )
 
 // Result is what a simulation measured.
@@ -11,6 +13,20 @@ type Result struct {
 	Summary Summary
 	// Workloads holds each workload's history, in trace order.
 	Workloads []WorkloadResult
+	// Usage is each class of ClusterQueues' usage over time.
+	Usage []plots.Series
+}
+
+// TimesToAdmission returns, per class (in the summary's order), each
+// admitted workload's time to admission in seconds.
+func (r *Result) TimesToAdmission() map[string][]float64 {
+	out := map[string][]float64{}
+	for _, w := range r.Workloads {
+		if n := len(w.Admissions); n > 0 {
+			out[w.Class] = append(out[w.Class], (w.Admissions[n-1].Decided - w.Arrive).Seconds())
+		}
+	}
+	return out
 }
 
 // WorkloadResult is one workload's history.
@@ -97,6 +113,7 @@ func (e *engine) result(took time.Duration) *Result {
 	e.usage.advance(end)
 	s.WallSeconds = end.Seconds()
 	s.Usage = e.usage.figures(end)
+	res.Usage = e.usage.series(2000)
 	s.UsagePercent = e.usage.total(end)
 	if s.Workloads > 0 {
 		s.EvictionsPerWorkload = float64(s.Evictions) / float64(s.Workloads)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/plots"
 	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/state"
 )
@@ -26,6 +27,8 @@ type classUsage struct {
 	nominal int64 // milli-units summed over the class's queues
 	level   int64 // milli-units reserved now
 	area    float64
+	// points are the level's changes: seconds, percent of nominal.
+	points []plots.Point
 }
 
 func newUsageMeter() *usageMeter {
@@ -80,6 +83,23 @@ func (m *usageMeter) change(cq kueue.ClusterQueueReference, u resources.FlavorRe
 			c.level += sign * v
 		}
 	}
+	if c.nominal > 0 {
+		pt := plots.Point{T: m.last.Seconds(), V: 100 * float64(c.level) / float64(c.nominal)}
+		if n := len(c.points); n > 0 && c.points[n-1].T == pt.T {
+			c.points[n-1] = pt
+		} else {
+			c.points = append(c.points, pt)
+		}
+	}
+}
+
+// series returns each class's usage over time, at most n points each.
+func (m *usageMeter) series(n int) []plots.Series {
+	out := make([]plots.Series, 0, len(m.order))
+	for _, name := range m.order {
+		out = append(out, plots.Series{Name: name, Points: plots.Downsample(m.classes[name].points, n)})
+	}
+	return out
 }
 
 // ClassUsage is the average use of a class of ClusterQueues' nominal

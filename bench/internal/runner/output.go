@@ -51,7 +51,14 @@ func writeResults(dir string, sc *plan, s *summary.Summary, res *driver.Result) 
 			return fmt.Errorf("writing %s: %w", name, err)
 		}
 	}
-	return writeEvents(filepath.Join(dir, EventsFile), res.Events)
+	if err := writeEvents(filepath.Join(dir, EventsFile), res.Events); err != nil {
+		return err
+	}
+	var ref *scenario.Reference
+	if sc.targets != nil {
+		ref = sc.targets.Kueue
+	}
+	return writePlots(dir, s, res, ref)
 }
 
 func writeEvents(path string, events []driver.Event) error {

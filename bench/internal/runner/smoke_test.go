@@ -80,7 +80,7 @@ func checkResults(t *testing.T, out string) {
 	if err := yaml.UnmarshalStrict(data, &back); err != nil || !back.Completed || back.Scenario != "smoke" {
 		t.Errorf("summary.yaml = %v (scenario %q, completed %v), want the smoke run, completed", err, back.Scenario, back.Completed)
 	}
-	for _, name := range []string{TableFile, EventsFile, "scenario-smoke.yaml"} {
+	for _, name := range []string{TableFile, EventsFile, UsagePlot, TTAPlot, "scenario-smoke.yaml"} {
 		if info, err := os.Stat(filepath.Join(out, name)); err != nil || info.Size() == 0 {
 			t.Errorf("%s: %v, want a non-empty file", name, err)
 		}

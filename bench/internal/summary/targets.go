@@ -77,6 +77,9 @@ func checkTargets(t *scenario.Targets, s *Summary) []Check {
 		}
 		out = append(out, newCheck("mean time to admission "+c+" (s, stamped)", AtMost, limit, actual, measured))
 	}
+	if t.MaxEvictionsPerWorkload != nil {
+		out = append(out, newCheck("evictions per workload", AtMost, *t.MaxEvictionsPerWorkload, s.EvictionsPerWorkload, s.Completed))
+	}
 	if t.MaxManagerWritesPerWorkload > 0 {
 		var actual float64
 		if s.Writes != nil {
