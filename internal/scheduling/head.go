@@ -169,8 +169,10 @@ func (c *cycle) preemptForHead(cur *cursor) {
 }
 
 // endingSoon reports whether every target is expected to end by itself
-// within the patience, and the longest wait. A target whose end is unknown,
-// or past (it overran its estimate), is not.
+// within the patience, and the longest wait. A target whose end is unknown
+// is not, nor one that overran its estimate by more than the patience (an
+// estimate is a guess: a small overrun is still "about to end"), so a
+// preemptor waits at most twice the patience.
 func (c *cycle) endingSoon(targets []preemption.Target) (time.Duration, bool) {
 	patience := c.opts.Patience
 	if patience <= 0 || len(targets) == 0 {
@@ -180,10 +182,10 @@ func (c *cycle) endingSoon(targets []preemption.Target) (time.Duration, bool) {
 	var longest time.Duration
 	for _, t := range targets {
 		end := t.Workload.ExpectedEnd
-		if end == 0 || end < now {
+		if end == 0 || time.Duration(now-end) > patience {
 			return 0, false
 		}
-		left := time.Duration(end - now)
+		left := max(0, time.Duration(end-now))
 		if left > patience {
 			return 0, false
 		}
