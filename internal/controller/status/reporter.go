@@ -26,7 +26,8 @@ type Reporter struct {
 	Cache  *cache.Cache
 	// FairSharing publishes weighted shares.
 	FairSharing bool
-	// MinInterval spaces refreshes (default 500ms); MaxInterval forces one
+	// MinInterval spaces refreshes (default 1s: at most one status write
+	// per queue a second, fewer than Kueue makes under load); MaxInterval forces one
 	// even without a change (default 10s).
 	MinInterval, MaxInterval time.Duration
 	// OnRefresh, when set, receives the computed statuses.
@@ -61,7 +62,7 @@ func (r *Reporter) Start(ctx context.Context) error {
 	}
 	minI, maxI := r.MinInterval, r.MaxInterval
 	if minI <= 0 {
-		minI = 500 * time.Millisecond
+		minI = time.Second
 	}
 	if maxI <= 0 {
 		maxI = 10 * time.Second
