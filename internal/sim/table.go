@@ -3,9 +3,9 @@ package sim
 import (
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"text/tabwriter"
+
+	"github.com/kuota-dev/kuota/internal/report"
 )
 
 // Render prints a summary as tables.
@@ -34,17 +34,8 @@ func Render(w io.Writer, s *Summary) error {
 }
 
 func byReason(m map[string]int) string {
-	if len(m) == 0 {
-		return ""
+	if out := report.Counts(m); out != "" {
+		return ": " + out
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
-	}
-	return ": " + strings.Join(parts, ", ")
+	return ""
 }

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kuota-dev/kuota/bench/internal/auditlog"
+	"github.com/kuota-dev/kuota/internal/report"
 )
 
 // maxPrintedViolations bounds the audit messages the table shows; the
@@ -25,7 +26,7 @@ func Render(w io.Writer, s *Summary) error {
 	p.linef("Scenario %s: %s; %d workloads: %d created, %d admitted, %d finished; %d admissions, %d evictions (%d of finished workloads)",
 		s.Scenario, state, s.Workloads, s.Created, s.Admitted, s.Finished, s.Admissions, s.Evictions, s.EvictionsAfterFinish)
 	if len(s.EvictionsByReason) > 0 {
-		p.linef("Evictions: %.3f per workload; by reason: %s", s.EvictionsPerWorkload, reasons(s.EvictionsByReason))
+		p.linef("Evictions: %.3f per workload; by reason: %s", s.EvictionsPerWorkload, report.Counts(s.EvictionsByReason))
 	}
 	p.linef("Wall time %.2f s (start of the schedule to the last finish); creations late by %.1f ms on average, %.1f ms at most",
 		s.WallSeconds, s.CreateLagMeanMs, s.CreateLagMaxMs)
@@ -173,29 +174,8 @@ func secs(x float64) string { return fmt.Sprintf("%.2f", x) }
 
 // watcherCounts lists per-resource counts in resource order, or "none".
 func watcherCounts(m map[string]int64) string {
-	names := slices.Sorted(maps.Keys(m))
-	var parts []string
-	for _, n := range names {
-		if m[n] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", n, m[n]))
-		}
+	if out := report.Counts(m); out != "" {
+		return out
 	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
-}
-
-// reasons lists counts by reason, sorted by reason.
-func reasons(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
-	}
-	return strings.Join(parts, ", ")
+	return "none"
 }

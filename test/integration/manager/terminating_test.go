@@ -39,6 +39,23 @@ func gpuWorkload(ns, name, lq string, gpus int64) *kueue.Workload {
 	return wl
 }
 
+// borrowingCohort starts a manager and sets up the cohort: cq-a
+// and cq-b with 10 GPUs nominal each (LocalQueues a and b), cq-a running
+// a1 and a2 of 8 GPUs each (6 borrowed).
+func borrowingCohort(t *testing.T) (ns, cqA, cqB string) {
+	t.Helper()
+	startManager(t)
+	ns = namespace(t)
+	cohort, fl := scoped(ns, "co"), scoped(ns, "gpu")
+	cqA, cqB = scoped(ns, "cq-a"), scoped(ns, "cq-b")
+	create(t, flavor(fl, nil), gpuQueue(cqA, cohort, fl, "10"), gpuQueue(cqB, cohort, fl, "10"),
+		localQueue(ns, "a", cqA), localQueue(ns, "b", cqB))
+	create(t, gpuWorkload(ns, "a1", "a", 8), gpuWorkload(ns, "a2", "a", 8))
+	waitAdmitted(t, ns, "a1", cqA)
+	waitAdmitted(t, ns, "a2", cqA)
+	return ns, cqA, cqB
+}
+
 // The example. A cohort of cq-a and cq-b, 10 GPUs nominal each;
 // cq-a uses 16 (6 borrowed). Deleting cq-a must not tell the cohort that
 // its 10 GPUs are free while its workloads run: cq-b may use only the 4
@@ -46,16 +63,8 @@ func gpuWorkload(ns, name, lq string, gpus int64) *kueue.Workload {
 // admits nothing new, says so in its status and events, and leaves only
 // once its last reservation is released.
 func TestTerminatingClusterQueueKeepsItsPlaceInTheCohort(t *testing.T) {
-	startManager(t)
-	ns := namespace(t)
+	ns, cqA, cqB := borrowingCohort(t)
 	ctx := context.Background()
-	cohort, fl := scoped(ns, "co"), scoped(ns, "gpu")
-	cqA, cqB := scoped(ns, "cq-a"), scoped(ns, "cq-b")
-	create(t, flavor(fl, nil), gpuQueue(cqA, cohort, fl, "10"), gpuQueue(cqB, cohort, fl, "10"),
-		localQueue(ns, "a", cqA), localQueue(ns, "b", cqB))
-	create(t, gpuWorkload(ns, "a1", "a", 8), gpuWorkload(ns, "a2", "a", 8))
-	waitAdmitted(t, ns, "a1", cqA)
-	waitAdmitted(t, ns, "a2", cqA)
 
 	if err := env.Client.Delete(ctx, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cqA}}); err != nil {
 		t.Fatal(err)
@@ -106,16 +115,8 @@ func TestTerminatingClusterQueueKeepsItsPlaceInTheCohort(t *testing.T) {
 // once, but its workloads still run: its usage (and nominal quota) stays
 // counted in the cohort until they release it.
 func TestForcedClusterQueueDeletionKeepsUsageCounted(t *testing.T) {
-	startManager(t)
-	ns := namespace(t)
+	ns, cqA, cqB := borrowingCohort(t)
 	ctx := context.Background()
-	cohort, fl := scoped(ns, "co"), scoped(ns, "gpu")
-	cqA, cqB := scoped(ns, "cq-a"), scoped(ns, "cq-b")
-	create(t, flavor(fl, nil), gpuQueue(cqA, cohort, fl, "10"), gpuQueue(cqB, cohort, fl, "10"),
-		localQueue(ns, "a", cqA), localQueue(ns, "b", cqB))
-	create(t, gpuWorkload(ns, "a1", "a", 8), gpuWorkload(ns, "a2", "a", 8))
-	waitAdmitted(t, ns, "a1", cqA)
-	waitAdmitted(t, ns, "a2", cqA)
 	if err := env.Client.Delete(ctx, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cqA}}); err != nil {
 		t.Fatal(err)
 	}
