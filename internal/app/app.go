@@ -22,6 +22,8 @@ import (
 	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/controller/status"
+	"github.com/kuota-dev/kuota/internal/integrations/all"
+	"github.com/kuota-dev/kuota/internal/jobframework"
 	"github.com/kuota-dev/kuota/internal/scheduler"
 )
 
@@ -79,6 +81,9 @@ func NewScheme() (*runtime.Scheme, error) {
 	if err := kueue.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("registering kueue.x-k8s.io kinds: %w", err)
 	}
+	if err := jobframework.AddToScheme(scheme, all.Integrations()); err != nil {
+		return nil, err
+	}
 	return scheme, nil
 }
 
@@ -135,6 +140,7 @@ func managerOptions(opts Options, scheme *runtime.Scheme) ctrl.Options {
 		LivenessEndpointName:    "/" + cfg.Health.LivenessEndpointName,
 		PprofBindAddress:        pprofAddress(cfg.PprofBindAddress),
 		GracefulShutdownTimeout: ptr.To(30 * time.Second),
+		Cache:                   cacheOptions(),
 	}
 	if opts.HealthBindAddress != nil {
 		o.HealthProbeBindAddress = *opts.HealthBindAddress

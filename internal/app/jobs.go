@@ -1,7 +1,11 @@
 package app
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	"github.com/kuota-dev/kuota/internal/integrations/all"
@@ -36,6 +40,21 @@ func JobWebhooks(cfg *configapi.Configuration) func(ctrl.Manager) error {
 		if err != nil {
 			return err
 		}
-		return jobframework.SetupWebhooks(mgr, enabled, opts)
+		if err := jobframework.SetupWebhooks(mgr, enabled, opts); err != nil {
+			return err
+		}
+		jobframework.SetupNoopWebhooks(mgr, all.Integrations(), enabled)
+		return nil
 	}
+}
+
+// cacheOptions keeps the manager's pod informer to the pods Kuota manages
+// (labelled kueue.x-k8s.io/managed=true): the pod integrations watch
+// pods, and caching every pod of the cluster would cost memory in
+// proportion to the cluster, not to the queue. Other pods are read from
+// the API server where needed.
+func cacheOptions() cache.Options {
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{jobframework.ManagedLabel: jobframework.ManagedLabelValue})},
+	}}
 }
