@@ -96,4 +96,3 @@ func result(d *appsv1.Deployment, errs field.ErrorList) error {
 	}
 	return apierrors.NewInvalid(GVK.GroupKind(), d.Name, errs)
 }
-

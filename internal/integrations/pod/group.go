@@ -413,7 +413,9 @@ func (u *unit) reclaimable(wl *kueue.Workload) []kueue.ReclaimablePod {
 	return out
 }
 
-func hasPodFinalizer(p *corev1.Pod) bool { return slices.Contains(p.Finalizers, jobframework.PodFinalizer) }
+func hasPodFinalizer(p *corev1.Pod) bool {
+	return slices.Contains(p.Finalizers, jobframework.PodFinalizer)
+}
 
 // infoFor finds the admission info of a pod's PodSet.
 func (u *unit) infoFor(p *corev1.Pod, infos []jobframework.PodSetInfo) (*jobframework.PodSetInfo, error) {
