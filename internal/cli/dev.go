@@ -47,7 +47,7 @@ func newDevCommand(prog string, env Env) *cobra.Command {
 kube-apiserver, kube-controller-manager, kube-scheduler and kwok as local
 processes from the binaries that "make tools" builds; nodes are fake. Pods keep
 running until deleted, as serving pods do, unless they ask to finish: a pod
-annotated `+devcluster.RunForAnnotation+`: <duration> succeeds that long after it
+annotated ` + devcluster.RunForAnnotation + `: <duration> succeeds that long after it
 starts, and "dev up --pod-runtime <duration>" makes every pod whose
 restartPolicy is not Always (a Job's) succeed that long after it starts.`,
 	}
