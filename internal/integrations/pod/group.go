@@ -351,8 +351,9 @@ func podReady(p *corev1.Pod) bool {
 
 // fits reports whether the Workload still describes the unit: every role
 // of its kept pods is a PodSet, with room for the pods it needs (the total
-// count for a fast group). What the Workload's reclaimable pods gave back
-// is no longer room.
+// count for a fast group). What a serving group's reclaimable pods gave
+// back (it shrank) is no longer room; a batch group's are its succeeded
+// pods, which it still counts.
 func (u *unit) fits(wl *kueue.Workload) bool {
 	if !u.group {
 		return true
@@ -365,8 +366,10 @@ func (u *unit) fits(wl *kueue.Workload) bool {
 	for _, ps := range wl.Spec.PodSets {
 		room[ps.Name] = ps.Count
 	}
-	for _, rp := range wl.Status.ReclaimablePods {
-		room[rp.Name] -= rp.Count
+	if u.serving() {
+		for _, rp := range wl.Status.ReclaimablePods {
+			room[rp.Name] -= rp.Count
+		}
 	}
 	for _, ps := range want {
 		have, ok := room[ps.Name]

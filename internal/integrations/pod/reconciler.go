@@ -352,9 +352,12 @@ func (r *Reconciler) create(ctx context.Context, u *unit) error {
 }
 
 func podOwner(p *corev1.Pod, controls bool) metav1.OwnerReference {
+	// The owner reference never blocks the pod's deletion: in a foreground
+	// deletion the pod would wait for its Workload, which waits for the pod
+	// to be gone before its quota returns.
 	o := metav1.OwnerReference{APIVersion: "v1", Kind: GVK.Kind, Name: p.Name, UID: p.UID}
 	if controls {
-		o.Controller, o.BlockOwnerDeletion = ptr.To(true), ptr.To(true)
+		o.Controller = ptr.To(true)
 	}
 	return o
 }
