@@ -88,7 +88,9 @@ func TestPlainPodsQueueLikeJobs(t *testing.T) {
 	ns, cq := queues(t, "2")
 	high := ns + "-high"
 	create(t, &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: high}, Value: 1000})
-	t.Cleanup(func() { _ = suite.client.Delete(ctx, &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: high}}) })
+	t.Cleanup(func() {
+		_ = suite.client.Delete(ctx, &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: high}})
+	})
 
 	first := plainPod(ns, "first", "lq", "2")
 	create(t, first)
