@@ -46,7 +46,11 @@ func NewScheme() (*runtime.Scheme, error) {
 
 // Start launches etcd and kube-apiserver and installs the CRDs from
 // config/crd/bases. It fails with a clear message when the binaries are missing.
-func Start() (*Env, error) {
+func Start() (*Env, error) { return StartWithCRDs() }
+
+// StartWithCRDs is Start that also installs the CRDs of the given folders
+// (another project's, taken from the module cache).
+func StartWithCRDs(extra ...string) (*Env, error) {
 	bin, err := paths.ToolsBin()
 	if err != nil {
 		return nil, err
@@ -66,7 +70,7 @@ func Start() (*Env, error) {
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory:    bin,
-		CRDDirectoryPaths:        []string{filepath.Join(root, "config", "crd", "bases")},
+		CRDDirectoryPaths:        append([]string{filepath.Join(root, "config", "crd", "bases")}, extra...),
 		ErrorIfCRDPathMissing:    true,
 		Scheme:                   scheme,
 		ControlPlaneStartTimeout: 60 * time.Second,
@@ -107,8 +111,11 @@ func (e *Env) CreateNamespace(ctx context.Context, prefix string) (string, error
 
 // RunMain is the body of an integration package's TestMain: it starts the
 // environment, runs the tests and stops it.
-func RunMain(m interface{ Run() int }, env **Env) int {
-	e, err := Start()
+func RunMain(m interface{ Run() int }, env **Env) int { return RunMainWithCRDs(m, env) }
+
+// RunMainWithCRDs is RunMain with the CRDs of extra folders installed.
+func RunMainWithCRDs(m interface{ Run() int }, env **Env, extra ...string) int {
+	e, err := StartWithCRDs(extra...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration: "+err.Error())
 		return 1
