@@ -94,7 +94,7 @@ test-unit: ## Run the tests that need no control plane.
 
 .PHONY: fuzz
 FUZZTIME ?= 10s
-FUZZ_PACKAGES := ./internal/webhook/ ./internal/integrations/batchjob/
+FUZZ_PACKAGES := ./internal/webhook/ ./internal/integrations/batchjob/ ./internal/integrations/pod/
 fuzz: ## Run each webhook fuzz test (FuzzXxx) for FUZZTIME (default 10s).
 	@for p in $(FUZZ_PACKAGES); do \
 		for f in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz'); do \
