@@ -28,7 +28,6 @@ func member(name, g string, n int, cpu string, phase corev1.PodPhase) corev1.Pod
 	return p
 }
 
-
 func TestGroupPodSetsByRole(t *testing.T) {
 	u := newUnit(true, "g", []corev1.Pod{member("a", "g", 3, "1", ""), member("b", "g", 3, "2", ""), member("c", "g", 3, "1", "")})
 	sets, err := u.podSets()
