@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/jobframework"
@@ -366,6 +367,19 @@ func (u *unit) fits(wl *kueue.Workload) bool {
 	for _, ps := range wl.Spec.PodSets {
 		room[ps.Name] = ps.Count
 	}
+	// A pod whose requests differ from its PodSet's (a StatefulSet rolled
+	// to a bigger template under the same role) would run on quota it was
+	// not admitted with.
+	for _, p := range u.active() {
+		role, err := roleOf(p)
+		if err != nil {
+			continue
+		}
+		i := slices.IndexFunc(wl.Spec.PodSets, func(ps kueue.PodSet) bool { return string(ps.Name) == role })
+		if i >= 0 && !sameRequests(&p.Spec, &wl.Spec.PodSets[i].Template.Spec) {
+			return false
+		}
+	}
 	if u.serving() {
 		for _, rp := range wl.Status.ReclaimablePods {
 			room[rp.Name] -= rp.Count
@@ -451,4 +465,16 @@ func applyAdmission(p *corev1.Pod, info *jobframework.PodSetInfo) error {
 	p.Labels, p.Annotations, p.Spec = t.Labels, t.Annotations, t.Spec
 	jobframework.Ungate(p)
 	return nil
+}
+
+// sameRequests compares the containers' requests of two pod specs.
+func sameRequests(a, b *corev1.PodSpec) bool {
+	reqs := func(s *corev1.PodSpec) []corev1.ResourceList {
+		var out []corev1.ResourceList
+		for _, c := range append(slices.Clone(s.InitContainers), s.Containers...) {
+			out = append(out, c.Resources.Requests)
+		}
+		return out
+	}
+	return equality.Semantic.DeepEqual(reqs(a), reqs(b))
 }

@@ -114,7 +114,8 @@ func TestFailedPodIsReplacedAndExcessGoes(t *testing.T) {
 }
 
 func TestReclaimableAndFit(t *testing.T) {
-	wl := &kueue.Workload{Spec: kueue.WorkloadSpec{PodSets: []kueue.PodSet{{Name: "main", Count: 3}}}}
+	wl := &kueue.Workload{Spec: kueue.WorkloadSpec{PodSets: []kueue.PodSet{{Name: "main", Count: 3,
+		Template: corev1.PodTemplateSpec{Spec: member("t", "g", 2, "1", "").Spec}}}}}
 	var pods []corev1.Pod
 	for i := range 2 {
 		p := member(fmt.Sprint(i), "g", 2, "1", corev1.PodRunning)
@@ -134,6 +135,11 @@ func TestReclaimableAndFit(t *testing.T) {
 	wl.Status.ReclaimablePods = nil
 	if !u.fits(wl) {
 		t.Error("a group of 2 fits a Workload of 3")
+	}
+	rolled := newUnit(true, "g", []corev1.Pod{*u.pods[0].DeepCopy(), member("b", "g", 2, "2", corev1.PodRunning)})
+	rolled.pods[1].Annotations = u.pods[1].Annotations
+	if rolled.fits(wl) {
+		t.Error("a pod rolled to bigger requests under the same role does not fit the Workload")
 	}
 	for i := range u.pods {
 		u.pods[i].Annotations[jobframework.PodGroupTotalCountAnnotation] = "4"
