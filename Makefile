@@ -98,7 +98,7 @@ torture: tools ## Run the full crash test (200 SIGKILLs, 5 kube-apiserver and 2 
 
 .PHONY: fuzz
 FUZZTIME ?= 10s
-FUZZ_PACKAGES := ./internal/webhook/ ./internal/integrations/batchjob/
+FUZZ_PACKAGES := ./internal/webhook/ ./internal/integrations/batchjob/ ./internal/integrations/pod/
 fuzz: ## Run each webhook fuzz test (FuzzXxx) for FUZZTIME (default 10s).
 	@for p in $(FUZZ_PACKAGES); do \
 		for f in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz'); do \

@@ -22,6 +22,8 @@ import (
 	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/controller/status"
+	"github.com/kuota-dev/kuota/internal/integrations/all"
+	"github.com/kuota-dev/kuota/internal/jobframework"
 	"github.com/kuota-dev/kuota/internal/scheduler"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 )
@@ -82,6 +84,9 @@ func NewScheme() (*runtime.Scheme, error) {
 	}
 	if err := kueue.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("registering kueue.x-k8s.io kinds: %w", err)
+	}
+	if err := jobframework.AddToScheme(scheme, all.Integrations()); err != nil {
+		return nil, err
 	}
 	return scheme, nil
 }

@@ -1,7 +1,9 @@
 package app
 
 import (
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	"github.com/kuota-dev/kuota/internal/integrations/all"
@@ -36,6 +38,19 @@ func JobWebhooks(cfg *configapi.Configuration) func(ctrl.Manager) error {
 		if err != nil {
 			return err
 		}
-		return jobframework.SetupWebhooks(mgr, enabled, opts)
+		if err := jobframework.SetupWebhooks(mgr, enabled, opts); err != nil {
+			return err
+		}
+		jobframework.SetupNoopWebhooks(mgr, all.Integrations(), enabled)
+		return nil
 	}
+}
+
+// managedPods keeps the manager's pod informer to the pods Kuota manages
+// (labelled kueue.x-k8s.io/managed=true): the pod integrations watch
+// pods, and caching every pod of the cluster would cost memory in
+// proportion to the cluster, not to the queue. Other pods are read from
+// the API server where needed.
+func managedPods() cache.ByObject {
+	return cache.ByObject{Label: labels.SelectorFromSet(labels.Set{jobframework.ManagedLabel: jobframework.ManagedLabelValue})}
 }

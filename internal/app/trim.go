@@ -32,6 +32,7 @@ func cacheOptions() ctrlcache.Options {
 		DefaultTransform: trimMeta,
 		ByObject: map[client.Object]ctrlcache.ByObject{
 			&kueue.Workload{}: {Transform: trimWorkload},
+			&corev1.Pod{}:     managedPods(),
 		},
 	}
 }

@@ -35,6 +35,7 @@ type upFlags struct {
 	nodeLabels       []string
 	nodeGroups       []string
 	disableQPSLimits bool
+	podRuntime       time.Duration
 	timeout          time.Duration
 }
 
@@ -44,8 +45,11 @@ func newDevCommand(prog string, env Env) *cobra.Command {
 		Short: "Run a local Kubernetes cluster with fake nodes (no Docker needed)",
 		Long: `Run a local Kubernetes cluster for demos and tests. kwokctl runs etcd,
 kube-apiserver, kube-controller-manager, kube-scheduler and kwok as local
-processes from the binaries that "make tools" builds; nodes are fake, and pods
-owned by a Job run and then succeed.`,
+processes from the binaries that "make tools" builds; nodes are fake. Pods keep
+running until deleted, as serving pods do, unless they ask to finish: a pod
+annotated ` + devcluster.RunForAnnotation + `: <duration> succeeds that long after it
+starts, and "dev up --pod-runtime <duration>" makes every pod whose
+restartPolicy is not Always (a Job's) succeed that long after it starts.`,
 	}
 	defaults := devcluster.DefaultOptions(env.WorkingDir, env.UserCacheDir, env.Getenv)
 	dev.AddCommand(newUpCommand(prog, env, defaults), newDownCommand(env, defaults))
@@ -96,6 +100,9 @@ its nodes are brought in line with the flags.`,
 	fs.StringArrayVar(&f.nodeGroups, "node-group", nil,
 		"extra node group NAME:COUNT[:LABELS[:RESOURCES]], e.g. gpu:2:accelerator=a100:cpu=64,nvidia.com/gpu=8 (repeatable)")
 	fs.BoolVar(&f.disableQPSLimits, "disable-qps-limits", d.DisableQPSLimits, "lift the request limits of the control plane")
+	fs.DurationVar(&f.podRuntime, "pod-runtime", d.PodRuntime,
+		"how long a pod whose restartPolicy is not Always (a Job's) runs before it succeeds; 0 keeps pods running until deleted "+
+			"(a pod's "+devcluster.RunForAnnotation+" annotation wins; taken when the cluster is created)")
 	fs.DurationVar(&f.timeout, "timeout", defaultUpTimeout, "give up after this long")
 	return cmd
 }
@@ -105,6 +112,7 @@ func (f upFlags) options(d devcluster.Options) (devcluster.Options, error) {
 	o := f.clusterFlags.apply(d)
 	o.Port, o.Nodes, o.NodeGPUs, o.PodsPerNode = f.port, f.nodes, f.nodeGPUs, f.podsPerNode
 	o.DisableQPSLimits = f.disableQPSLimits
+	o.PodRuntime = f.podRuntime
 	var err error
 	if o.NodeCPU, err = parseQuantity("--node-cpu", f.nodeCPU); err != nil {
 		return o, err

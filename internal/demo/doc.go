@@ -15,9 +15,10 @@
 // low-priority jobs while team-b is idle, so team-a borrows team-b's GPUs;
 // team-b then starts working and reclaims its quota by preemption; an urgent,
 // high-priority job of team-a evicts team-a's own low-priority work; mixed
-// traffic from both teams follows. On kwok a pod succeeds about a second
-// after it starts, so a Job's runtime is set by completions over parallelism
-// (each wave of pods takes about a second).
+// traffic from both teams follows. The demo's pods carry
+// kuota.dev/run-for: 0s, so on kwok each succeeds as soon as it runs, and a
+// Job's runtime is set by completions over parallelism (each wave of pods
+// takes about a second).
 //
 // Layout: the pure parts are stream.go (the job stream), jobs.go (Job
 // objects), tracker.go (what the demo learnt from Workloads and

@@ -6,6 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/kuota-dev/kuota/internal/devcluster"
 )
 
 // Labels the demo's Jobs carry. The first two are Kueue's, read by Kuota;
@@ -49,7 +51,11 @@ func (j JobSpec) Job() *batchv1.Job {
 			Completions:  ptr.To(j.Completions),
 			BackoffLimit: ptr.To[int32](2),
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{DemoLabel: "true"}},
+				// The pods finish as soon as they run, on any cluster of
+				// `kuota dev up` (whose pods otherwise run until deleted):
+				// a Job's pace is its waves of pods.
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{DemoLabel: "true"},
+					Annotations: map[string]string{devcluster.RunForAnnotation: "0s"}},
 				Spec: corev1.PodSpec{
 					RestartPolicy: corev1.RestartPolicyNever,
 					Containers: []corev1.Container{{

@@ -121,7 +121,13 @@ func Down(ctx context.Context, o Options) error {
 		kubectl = ""
 	}
 	k := kwokctl{path: path, env: KwokctlEnv(os.Environ(), o, kubectl), log: o.Log}
-	return k.run(ctx, DeleteClusterArgs(o)...)
+	if err := k.run(ctx, DeleteClusterArgs(o)...); err != nil {
+		return err
+	}
+	if err := os.Remove(o.stagesFile()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing the kwok stages: %w", err)
+	}
+	return nil
 }
 
 // ClusterExists reports whether kwokctl has a cluster named o.Name in o.WorkDir.
@@ -169,8 +175,11 @@ func ensureRunning(ctx context.Context, o Options, tools Tools, k kwokctl) (Acti
 				return "", err
 			}
 		}
-		if err := os.MkdirAll(o.WorkDir, 0o750); err != nil {
+		if err := os.MkdirAll(filepath.Dir(o.stagesFile()), 0o750); err != nil {
 			return "", fmt.Errorf("work dir: %w", err)
+		}
+		if err := os.WriteFile(o.stagesFile(), []byte(Stages(o.PodRuntime)), 0o600); err != nil {
+			return "", fmt.Errorf("writing the kwok stages: %w", err)
 		}
 		if err := k.run(ctx, CreateClusterArgs(o, tools)...); err != nil {
 			return "", err

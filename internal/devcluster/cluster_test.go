@@ -41,6 +41,7 @@ func TestRealCluster(t *testing.T) {
 		Resources: corev1.ResourceList{GPUResource: resource.MustParse("4")},
 	}}
 	o.Log = t.Output()
+	o.PodRuntime = 500 * time.Millisecond
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 
@@ -74,6 +75,37 @@ func TestRealCluster(t *testing.T) {
 	}
 
 	runJob(ctx, t, cs, 2)
+	checkPodLifecycles(ctx, t, cs)
+}
+
+// checkPodLifecycles: a pod whose restartPolicy is Always keeps running;
+// one with the run-for annotation succeeds after it.
+func checkPodLifecycles(ctx context.Context, t *testing.T, cs kubernetes.Interface) {
+	t.Helper()
+	mk := func(name string, annotations map[string]string) {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault, Annotations: annotations},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "registry.example/serve:1"}}}}
+		if _, err := cs.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating pod %s: %v", name, err)
+		}
+	}
+	mk("serving", nil)
+	mk("finite", map[string]string{RunForAnnotation: "1s"})
+	phase := func(name string) corev1.PodPhase {
+		p, err := cs.CoreV1().Pods(metav1.NamespaceDefault).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return ""
+		}
+		return p.Status.Phase
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return phase("finite") == corev1.PodSucceeded, nil
+	}); err != nil {
+		t.Fatalf("the pod with %s=1s did not succeed: %s", RunForAnnotation, phase("finite"))
+	}
+	if got := phase("serving"); got != corev1.PodRunning {
+		t.Errorf("a pod with restartPolicy Always is %s, want Running until deleted", got)
+	}
 }
 
 func freePort(t *testing.T) int {

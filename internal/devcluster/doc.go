@@ -6,11 +6,16 @@
 // controller run as local processes, built from source by `make tools` into a
 // cached folder (Options.ToolsBin, by default <repo>/.cache/bin or the folder
 // named by $KUOTA_TOOLS_BIN). Nodes are plain Node objects annotated
-// `kwok.x-k8s.io/node: fake`; kwok plays their kubelet, and its default stages
-// move pods owned by a Job to Running and then Succeeded, so real batch/v1
-// Jobs run to completion.
+// `kwok.x-k8s.io/node: fake`; kwok plays their kubelet with the Stages of
+// stages.go, which kwokctl is given at creation: a scheduled pod turns
+// Running and Ready and keeps running, as a serving pod does, unless it
+// asks to finish. A pod annotated kuota.dev/run-for: <duration> succeeds
+// that long after it starts; with Options.PodRuntime (`kuota dev up
+// --pod-runtime`), every pod whose restartPolicy is not Always (a Job's)
+// succeeds that long after it starts. Pods of Deployments, StatefulSets and
+// LeaderWorkerSets (restartPolicy Always) run until deleted.
 //
-// Layout: options.go, parse.go and nodes.go are pure (defaults, validation,
+// Layout: options.go, parse.go, nodes.go and stages.go are pure (defaults, validation,
 // parsing of labels, resources and node groups, desired Node objects);
 // kwokctl.go builds kwokctl command lines and checks the tool binaries and the
 // port; cluster.go runs kwokctl and api.go talks to the API server with
@@ -25,7 +30,6 @@
 // user's ~/.kube/config; the kubeconfig lives at
 // $KWOK_WORKDIR/clusters/<name>/kubeconfig.yaml.
 //
-// kwokctl v0.8.0 installs kwok's "fast" stages by default: a pod owned by a
-// Job goes Running and then Succeeded at once, with no delay. Giving a pod a
-// runtime needs other Stage objects (kwokctl --config); Up does not do that.
+// The Stages, like the port, take effect when the cluster is created: a
+// cluster reused from an earlier `dev up` keeps its own.
 package devcluster

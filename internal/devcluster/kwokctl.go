@@ -113,6 +113,7 @@ func CreateClusterArgs(o Options, t Tools) []string {
 		"--kube-controller-manager-binary", t.KubeControllerManager,
 		"--kube-scheduler-binary", t.KubeScheduler,
 		"--kwok-controller-binary", t.Kwok,
+		"--config", o.stagesFile(),
 	}
 	if o.Port > 0 {
 		args = append(args, "--kube-apiserver-port", strconv.Itoa(o.Port))

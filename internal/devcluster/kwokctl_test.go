@@ -31,6 +31,7 @@ func TestCreateClusterArgs(t *testing.T) {
 				"--etcd-binary", "/b/etcd", "--kube-apiserver-binary", "/b/kube-apiserver",
 				"--kube-controller-manager-binary", "/b/kube-controller-manager",
 				"--kube-scheduler-binary", "/b/kube-scheduler", "--kwok-controller-binary", "/b/kwok",
+				"--config", "/w/dev1-stages.yaml",
 				"--kube-apiserver-port", "7443", "--disable-qps-limits",
 			},
 		},
@@ -42,6 +43,7 @@ func TestCreateClusterArgs(t *testing.T) {
 				"--etcd-binary", "/b/etcd", "--kube-apiserver-binary", "/b/kube-apiserver",
 				"--kube-controller-manager-binary", "/b/kube-controller-manager",
 				"--kube-scheduler-binary", "/b/kube-scheduler", "--kwok-controller-binary", "/b/kwok",
+				"--config", "/w/dev1-stages.yaml",
 			},
 		},
 	}

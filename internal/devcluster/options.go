@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -59,6 +60,11 @@ type Options struct {
 	// DisableQPSLimits lifts the request limits of the control plane
 	// (kwokctl --disable-qps-limits), which a dev cluster wants.
 	DisableQPSLimits bool
+	// PodRuntime is how long a pod whose restartPolicy is not Always (a
+	// Job's) runs before it succeeds; 0 keeps it running until deleted. A
+	// pod's RunForAnnotation wins over it. It takes effect when the cluster
+	// is created (see Stages).
+	PodRuntime time.Duration
 	// Log receives kwokctl's output; nil discards it. Errors carry its tail.
 	Log io.Writer
 }
@@ -159,6 +165,9 @@ func (o Options) Validate() error {
 	}
 	if o.Nodes < 0 || o.Nodes > maxNodesPerGroup {
 		errs = append(errs, fmt.Errorf("invalid node count %d: must be between 0 and %d", o.Nodes, maxNodesPerGroup))
+	}
+	if o.PodRuntime < 0 {
+		errs = append(errs, fmt.Errorf("invalid pod runtime %s: must not be negative", o.PodRuntime))
 	}
 	errs = append(errs, o.validateCapacity()...)
 	if err := validateLabels(o.NodeLabels); err != nil {

@@ -80,6 +80,9 @@ func jobIndexKey(kind schema.GroupKind, name string) string {
 	return kind.String() + "/" + name
 }
 
+// JobIndexKey is the IndexWorkloadJob key of the job of that kind and name.
+func JobIndexKey(kind schema.GroupKind, name string) string { return jobIndexKey(kind, name) }
+
 // IndexWorkloadByJob is the IndexWorkloadJob index function.
 func IndexWorkloadByJob(obj client.Object) []string {
 	wl, ok := obj.(*kueue.Workload)

@@ -9,6 +9,8 @@
 package jobframework
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -95,4 +97,24 @@ type Integration struct {
 	AddToScheme func(*runtime.Scheme) error
 	// SetupWebhook registers the kind's mutating and validating webhooks.
 	SetupWebhook func(mgr ctrl.Manager, opts Options) error
+
+	// The fields below serve the kinds that are not one job object with
+	// spec.suspend: plain pods and pod groups, and the parents whose pods
+	// are gated (Deployments, StatefulSets, LeaderWorkerSets).
+
+	// Requires names the frameworks this one turns on with it (Kueue's
+	// implicitly enabled frameworks): "pod" for the kinds whose pods the
+	// pod integration gates.
+	Requires []string
+	// SetupReconciler, when set, is the kind's controller, instead of the
+	// generic Job reconciler (which needs NewJob). A kind with neither has
+	// no controller of its own (a Deployment's pods are queued one by one
+	// by the pod integration).
+	SetupReconciler func(mgr ctrl.Manager, opts Options) error
+	// DefaultPod completes, in the pod webhook, a pod whose template
+	// carries the pod-suspending-parent annotation naming this integration:
+	// the group it belongs to, its count, its role. It reports whether the
+	// pod is to be managed at all (its parent may have gone). r reads from
+	// the API server.
+	DefaultPod func(ctx context.Context, r client.Reader, pod *corev1.Pod) (bool, error)
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -119,5 +120,30 @@ func TestAdmissionInfosCombineFlavorsAndCheckUpdates(t *testing.T) {
 	wl.Status.Admission.PodSetAssignments[0].Flavors["memory"] = "missing"
 	if _, err := AdmissionInfos(context.Background(), c, wl); err == nil {
 		t.Fatal("a flavor that does not exist must be an error")
+	}
+}
+
+func TestEnabledAddsRequiredFrameworks(t *testing.T) {
+	pod := Integration{Name: PodFrameworkName}
+	dep := Integration{Name: "deployment", Requires: []string{PodFrameworkName}}
+	job := Integration{Name: "batch/job"}
+	cfg := &configapi.Configuration{Integrations: &configapi.Integrations{Frameworks: []string{"batch/job", "deployment"}}}
+	got, err := Enabled(cfg, []Integration{job, pod, dep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, in := range got {
+		names = append(names, in.Name)
+	}
+	if strings.Join(names, ",") != "batch/job,deployment,pod" {
+		t.Errorf("enabled %v, want batch/job, deployment and the pod integration it requires", names)
+	}
+	cfg.Integrations.Frameworks = []string{"kubeflow.org/mpijob"}
+	if _, err := Enabled(cfg, []Integration{job, pod, dep}); err == nil || !strings.Contains(err.Error(), "known: batch/job, pod, deployment") {
+		t.Errorf("an unknown framework: %v, want an error listing the known ones", err)
+	}
+	if got := WebhookPath("validate", schema.GroupVersionKind{Group: "leaderworkerset.x-k8s.io", Version: "v1", Kind: "LeaderWorkerSet"}); got != "/validate-leaderworkerset-x-k8s-io-v1-leaderworkerset" {
+		t.Errorf("WebhookPath = %q", got)
 	}
 }

@@ -7,10 +7,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 )
 
 // Options are the Configuration's settings every job kind shares.
@@ -27,6 +29,30 @@ type Options struct {
 	WaitForPodsReady bool
 	// LabelKeysToCopy are job labels copied onto its Workload at creation.
 	LabelKeysToCopy []string
+	// Enabled are the enabled integrations (set by SetupControllers and
+	// SetupWebhooks): the pod integration finds there the parents whose
+	// pods it leaves alone or completes.
+	Enabled []Integration
+}
+
+// EnabledIntegration returns the enabled integration of that name.
+func (o Options) EnabledIntegration(name string) (Integration, bool) {
+	for _, in := range o.Enabled {
+		if in.Name == name {
+			return in, true
+		}
+	}
+	return Integration{}, false
+}
+
+// EnabledKind returns the enabled integration of that kind.
+func (o Options) EnabledKind(gk schema.GroupKind) (Integration, bool) {
+	for _, in := range o.Enabled {
+		if in.GVK.GroupKind() == gk {
+			return in, true
+		}
+	}
+	return Integration{}, false
 }
 
 // OptionsFrom reads the shared options from a defaulted Configuration.
@@ -73,4 +99,17 @@ func (o Options) Managed(ctx context.Context, c client.Reader, obj client.Object
 		return false, nil
 	}
 	return o.namespaceSelected(ctx, c, obj.GetNamespace())
+}
+
+// NamespaceManaged reports whether the namespace matches
+// managedJobsNamespaceSelector.
+func (o Options) NamespaceManaged(ctx context.Context, c client.Reader, ns string) (bool, error) {
+	return o.namespaceSelected(ctx, c, ns)
+}
+
+// DefaultQueueExists reports whether the namespace has the LocalQueue
+// "default", which jobs without a queue name are sent to.
+func DefaultQueueExists(ctx context.Context, c client.Reader, ns string) bool {
+	var lq kueue.LocalQueue
+	return c.Get(ctx, types.NamespacedName{Namespace: ns, Name: DefaultLocalQueueName}, &lq) == nil
 }

@@ -307,26 +307,5 @@ func (r *Reconciler) finish(ctx context.Context, job Job, wl *kueue.Workload, ms
 	if wl == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 		return nil
 	}
-	reason := kueue.WorkloadFinishedSucceeded
-	if !success {
-		reason = kueue.WorkloadFinishedFailed
-	}
-	st := apply.AdmissionStatus(wl)
-	now := metav1.Now()
-	apply.SetCondition(&st.Conditions, kueue.WorkloadFinished, metav1.ConditionTrue, reason, msg, wl.Generation, now)
-	// A job can finish before its PodsReady condition caught up (its pods
-	// succeeded between two passes); it must not read "waiting for
-	// start" next to Finished.
-	if c := meta.FindStatusCondition(st.Conditions, kueue.WorkloadPodsReady); c != nil && c.Status != metav1.ConditionTrue && job.PodsReady() {
-		reason := kueue.WorkloadStarted
-		if c.Reason == string(kueue.WorkloadWaitForRecovery) {
-			reason = kueue.WorkloadRecovered
-		}
-		apply.SetCondition(&st.Conditions, kueue.WorkloadPodsReady, metav1.ConditionTrue, reason,
-			"All pods reached readiness or succeeded", wl.Generation, now)
-	}
-	if err := r.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager); err != nil {
-		return fmt.Errorf("marking Workload %s finished: %w", wl.Name, err)
-	}
-	return nil
+	return finishWorkload(ctx, r.Writer, wl, success, msg, job.PodsReady())
 }

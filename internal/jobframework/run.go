@@ -7,13 +7,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
-	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/metrics"
 )
 
@@ -76,18 +74,7 @@ func (r *Reconciler) stop(ctx context.Context, job Job, wl *kueue.Workload) (ctr
 	if !wl.DeletionTimestamp.IsZero() {
 		return r.releaseWhenPodsGone(ctx, wl, job.Object().GetUID(), false)
 	}
-	if ev == nil || !reserved(wl) {
-		return ctrl.Result{}, nil
-	}
-	now := metav1.Now()
-	st := apply.ClearReservation(wl, apply.RequeuedAtOnce(wl, ev.Reason, now.Time), ev.Reason, ev.Message, now)
-	if err := r.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager); err != nil {
-		return ctrl.Result{}, fmt.Errorf("clearing the reservation of Workload %s: %w", wl.Name, err)
-	}
-	if cq := wl.Status.Admission.ClusterQueue; cq != "" {
-		metrics.EvictionCompleted(string(cq), ev.Reason, now.Sub(ev.LastTransitionTime.Time))
-	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, clearEvicted(ctx, r.Writer, wl)
 }
 
 // syncRunning keeps a running job's Workload up to date: its PodsReady
@@ -102,53 +89,20 @@ func (r *Reconciler) syncRunning(ctx context.Context, job Job, wl *kueue.Workloa
 	if !ok {
 		return nil
 	}
-	want := withReclaim.ReclaimablePods()
-	if equality.Semantic.DeepEqual(nonZero(want), nonZero(wl.Status.ReclaimablePods)) {
-		return nil
-	}
-	st := &kueue.WorkloadStatus{ReclaimablePods: want}
-	if err := r.Writer.WorkloadStatus(ctx, wl, st, apply.JobControllerManager); err != nil {
-		return fmt.Errorf("recording reclaimable pods of Workload %s: %w", wl.Name, err)
-	}
-	return nil
+	return syncReclaimable(ctx, r.Writer, wl, withReclaim.ReclaimablePods())
 }
 
 func nonZero(list []kueue.ReclaimablePod) []kueue.ReclaimablePod {
 	return slices.DeleteFunc(slices.Clone(list), func(p kueue.ReclaimablePod) bool { return p.Count == 0 })
 }
 
-// syncPodsReady sets PodsReady: True (Started, or Recovered after a
-// failure) when the pods are ready, False (WaitForStart, or
-// WaitForRecovery after they were ready) when not.
+// syncPodsReady keeps PodsReady in line with the job's pods.
 func (r *Reconciler) syncPodsReady(ctx context.Context, job Job, wl *kueue.Workload) error {
-	prev := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPodsReady)
-	everReady := prev != nil && (prev.Status == metav1.ConditionTrue || prev.Reason == string(kueue.WorkloadWaitForRecovery))
-	status, reason, msg := metav1.ConditionFalse, string(kueue.WorkloadWaitForStart), "Not all pods are ready or succeeded"
-	if job.PodsReady() {
-		status, reason, msg = metav1.ConditionTrue, kueue.WorkloadStarted, "All pods reached readiness and the workload is running"
-		if everReady {
-			reason = kueue.WorkloadRecovered
-		}
-	} else if everReady {
-		reason, msg = string(kueue.WorkloadWaitForRecovery), "At least one pod has failed, waiting for recovery"
-	}
-	if prev != nil && prev.Status == status {
-		return nil
-	}
-	st := apply.AdmissionStatus(wl)
-	now := metav1.Now()
-	apply.SetCondition(&st.Conditions, kueue.WorkloadPodsReady, status, reason, msg, wl.Generation, now)
-	if err := r.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager); err != nil {
-		return fmt.Errorf("recording PodsReady of Workload %s: %w", wl.Name, err)
-	}
-	if status == metav1.ConditionTrue && reason == kueue.WorkloadStarted {
-		r.recordPodsReady(wl, now.Time)
-	}
-	return nil
+	return syncPodsReadyCondition(ctx, r.Writer, wl, job.PodsReady())
 }
 
 // recordPodsReady observes the time to readiness.
-func (r *Reconciler) recordPodsReady(wl *kueue.Workload, now time.Time) {
+func recordPodsReady(wl *kueue.Workload, now time.Time) {
 	labels := metrics.Workload{ClusterQueue: string(wl.Status.Admission.ClusterQueue)}
 	if ref := wl.Spec.PriorityClassRef; ref != nil {
 		labels.PriorityClass = ref.Name

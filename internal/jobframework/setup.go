@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -15,16 +17,24 @@ import (
 )
 
 // Enabled picks, from the integrations Kuota has, those the
-// Configuration's integrations.frameworks names. An unknown name is an
+// Configuration's integrations.frameworks names, then those they require
+// (the pod integration for Deployments, StatefulSets and
+// LeaderWorkerSets, as Kueue enables it implicitly). An unknown name is an
 // error that lists the known ones.
 func Enabled(cfg *configapi.Configuration, available []Integration) ([]Integration, error) {
 	var names []string
 	if cfg.Integrations != nil {
 		names = cfg.Integrations.Frameworks
 	}
+	find := func(name string) int {
+		return slices.IndexFunc(available, func(in Integration) bool { return in.Name == name })
+	}
 	var out []Integration
+	has := func(name string) bool {
+		return slices.ContainsFunc(out, func(in Integration) bool { return in.Name == name })
+	}
 	for i, name := range names {
-		idx := slices.IndexFunc(available, func(in Integration) bool { return in.Name == name })
+		idx := find(name)
 		if idx < 0 {
 			known := make([]string, 0, len(available))
 			for _, in := range available {
@@ -32,7 +42,21 @@ func Enabled(cfg *configapi.Configuration, available []Integration) ([]Integrati
 			}
 			return nil, fmt.Errorf("integrations.frameworks[%d]: unknown framework %q (known: %s)", i, name, strings.Join(known, ", "))
 		}
-		out = append(out, available[idx])
+		if !has(name) {
+			out = append(out, available[idx])
+		}
+	}
+	for i := 0; i < len(out); i++ {
+		for _, req := range out[i].Requires {
+			if has(req) {
+				continue
+			}
+			idx := find(req)
+			if idx < 0 {
+				return nil, fmt.Errorf("framework %q requires %q, which Kuota does not have", out[i].Name, req)
+			}
+			out = append(out, available[idx])
+		}
 	}
 	return out, nil
 }
@@ -51,15 +75,26 @@ func AddToScheme(scheme *runtime.Scheme, integrations []Integration) error {
 }
 
 // SetupControllers registers the index of Workloads by job and starts a
-// job reconciler for each integration.
+// controller for each integration: its own (SetupReconciler) or the
+// generic Job reconciler.
 func SetupControllers(mgr ctrl.Manager, integrations []Integration, opts Options) error {
 	if len(integrations) == 0 {
 		return nil
 	}
+	opts.Enabled = integrations
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &kueue.Workload{}, IndexWorkloadJob, IndexWorkloadByJob); err != nil {
 		return fmt.Errorf("indexing Workloads by job: %w", err)
 	}
 	for _, in := range integrations {
+		if in.SetupReconciler != nil {
+			if err := in.SetupReconciler(mgr, opts); err != nil {
+				return fmt.Errorf("setting up the %s controller: %w", in.Name, err)
+			}
+			continue
+		}
+		if in.NewJob == nil {
+			continue
+		}
 		r := &Reconciler{
 			Client: mgr.GetClient(), PodReader: mgr.GetAPIReader(), Writer: &apply.Writer{Client: mgr.GetClient()},
 			Recorder: mgr.GetEventRecorderFor("kueue-job-controller"), Integration: in, Options: opts,
@@ -73,6 +108,7 @@ func SetupControllers(mgr ctrl.Manager, integrations []Integration, opts Options
 
 // SetupWebhooks registers each integration's webhooks.
 func SetupWebhooks(mgr ctrl.Manager, integrations []Integration, opts Options) error {
+	opts.Enabled = integrations
 	for _, in := range integrations {
 		if in.SetupWebhook == nil {
 			continue
@@ -82,4 +118,29 @@ func SetupWebhooks(mgr ctrl.Manager, integrations []Integration, opts Options) e
 		}
 	}
 	return nil
+}
+
+// SetupNoopWebhooks serves, for each integration with webhooks that is not
+// enabled, webhooks that allow everything at its paths. The install
+// bundle declares every integration's webhooks, fail-closed: without
+// these, a disabled integration's kind (every pod, for the pod
+// integration) could not be created at all.
+func SetupNoopWebhooks(mgr ctrl.Manager, available, enabled []Integration) {
+	srv := mgr.GetWebhookServer()
+	allow := &admission.Webhook{Handler: admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {
+		return admission.Allowed("")
+	})}
+	for _, in := range available {
+		if in.SetupWebhook == nil || slices.ContainsFunc(enabled, func(e Integration) bool { return e.Name == in.Name }) {
+			continue
+		}
+		srv.Register(WebhookPath("mutate", in.GVK), allow)
+		srv.Register(WebhookPath("validate", in.GVK), allow)
+	}
+}
+
+// WebhookPath is the path controller-runtime serves a kind's webhook at:
+// /<verb>-<group with dashes>-<version>-<lower-case kind>.
+func WebhookPath(verb string, gvk schema.GroupVersionKind) string {
+	return "/" + verb + "-" + strings.ReplaceAll(gvk.Group, ".", "-") + "-" + gvk.Version + "-" + strings.ToLower(gvk.Kind)
 }

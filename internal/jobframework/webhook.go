@@ -98,28 +98,33 @@ func (w *Webhook) checkAdmitted(ctx context.Context, obj client.Object) field.Er
 	if name == "" {
 		name = WorkloadName(obj.GetName(), obj.GetUID(), w.Integration.GVK)
 	}
-	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}
+	return CheckAdmitted(ctx, w.Client, types.NamespacedName{Namespace: obj.GetNamespace(), Name: name},
+		field.NewPath("spec", "suspend"), "the job is queued by Kuota and may start only once its Workload %s is admitted")
+}
+
+// CheckAdmitted refuses (as Forbidden at path, with msg formatted with the
+// Workload's name) unless the Workload key is admitted. A cached reader
+// that lags behind the admission (another replica leads, or the informer
+// is behind) is checked against the API server before refusing, when it
+// can read live (LiveFallback).
+func CheckAdmitted(ctx context.Context, c client.Reader, key types.NamespacedName, path *field.Path, msg string) field.ErrorList {
 	var wl kueue.Workload
-	err := w.Client.Get(ctx, key, &wl)
+	err := c.Get(ctx, key, &wl)
 	if err == nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
 		return nil
 	}
-	if live, ok := w.Client.(interface {
+	if live, ok := c.(interface {
 		GetLive(context.Context, client.ObjectKey, client.Object) error
 	}); ok {
-		// This replica's cache may lag behind the admission (another
-		// replica leads, or the informer is behind): ask the API server
-		// before refusing.
 		wl = kueue.Workload{}
 		if err = live.GetLive(ctx, key, &wl); err == nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
 			return nil
 		}
 	}
 	if err != nil && !apierrors.IsNotFound(err) {
-		return field.ErrorList{field.InternalError(field.NewPath("spec", "suspend"), err)}
+		return field.ErrorList{field.InternalError(path, err)}
 	}
-	return field.ErrorList{field.Forbidden(field.NewPath("spec", "suspend"),
-		fmt.Sprintf("the job is queued by Kuota and may start only once its Workload %s is admitted", name))}
+	return field.ErrorList{field.Forbidden(path, fmt.Sprintf(msg, key.Name))}
 }
 
 func (w *Webhook) result(obj client.Object, errs field.ErrorList) error {

@@ -27,20 +27,33 @@ func NewWorkload(ctx context.Context, c client.Reader, job Job, gvk schema.Group
 	if err != nil {
 		return nil, fmt.Errorf("describing the job's pods: %w", err)
 	}
+	wl, err := BuildWorkload(ctx, c, obj, WorkloadName(obj.GetName(), obj.GetUID(), gvk), podSets, opts)
+	if err != nil {
+		return nil, err
+	}
+	wl.Labels[JobUIDLabel] = string(obj.GetUID())
+	wl.Annotations = map[string]string{
+		JobOwnerGVKAnnotation:  gvk.String(),
+		JobOwnerNameAnnotation: obj.GetName(),
+	}
+	wl.OwnerReferences = []metav1.OwnerReference{{
+		APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: obj.GetName(), UID: obj.GetUID(),
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}}
+	return wl, nil
+}
+
+// BuildWorkload builds a Workload named name for obj (whose labels give the
+// queue, the priority class and the maximum execution time) and its
+// PodSets, held by the resource-in-use finalizer. The caller adds owners
+// and the annotations that tie it to its job.
+func BuildWorkload(ctx context.Context, c client.Reader, obj client.Object, name string, podSets []kueue.PodSet, opts Options) (*kueue.Workload, error) {
 	wl := &kueue.Workload{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:       WorkloadName(obj.GetName(), obj.GetUID(), gvk),
+			Name:       name,
 			Namespace:  obj.GetNamespace(),
 			Finalizers: []string{kueue.ResourceInUseFinalizerName},
-			Labels:     map[string]string{JobUIDLabel: string(obj.GetUID())},
-			Annotations: map[string]string{
-				JobOwnerGVKAnnotation:  gvk.String(),
-				JobOwnerNameAnnotation: obj.GetName(),
-			},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: obj.GetName(), UID: obj.GetUID(),
-				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-			}},
+			Labels:     map[string]string{},
 		},
 		Spec: kueue.WorkloadSpec{
 			PodSets:   podSets,

@@ -60,7 +60,7 @@ func setUp(ctx context.Context, toolsBin, tmp string) (*harness, error) {
 	h.cluster = devcluster.Options{
 		Name: fmt.Sprintf("e2e-%d", os.Getpid()), WorkDir: filepath.Join(tmp, "kwok"), ToolsBin: toolsBin,
 		Port: freePort(), NodeCPU: resource.MustParse("8"), NodeMemory: resource.MustParse("32Gi"), PodsPerNode: 110,
-		DisableQPSLimits: true,
+		DisableQPSLimits: true, PodRuntime: 10 * time.Millisecond,
 		NodeGroups: []devcluster.NodeGroup{
 			{Name: onDemand, Count: 2, Labels: map[string]string{poolKey: onDemand}},
 			{Name: spot, Count: 2, Labels: map[string]string{poolKey: spot}},
@@ -125,6 +125,8 @@ metrics:
 webhook:
   port: %d
   certDir: %s
+integrations:
+  frameworks: ["batch/job", "pod", "deployment", "statefulset"]
 `, freePort(), freePort(), filepath.Join(h.tmp, "certs"))
 	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
 		return err

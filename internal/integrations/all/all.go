@@ -4,6 +4,10 @@ package all
 
 import (
 	"github.com/kuota-dev/kuota/internal/integrations/batchjob"
+	"github.com/kuota-dev/kuota/internal/integrations/deployment"
+	"github.com/kuota-dev/kuota/internal/integrations/leaderworkerset"
+	"github.com/kuota-dev/kuota/internal/integrations/pod"
+	"github.com/kuota-dev/kuota/internal/integrations/statefulset"
 	"github.com/kuota-dev/kuota/internal/jobframework"
 )
 
@@ -11,5 +15,9 @@ import (
 func Integrations() []jobframework.Integration {
 	return []jobframework.Integration{
 		batchjob.Integration,
+		pod.Integration,
+		deployment.Integration,
+		statefulset.Integration,
+		leaderworkerset.Integration,
 	}
 }

@@ -59,14 +59,22 @@ type Options struct {
 	StateDir string
 	// Output, when set, receives what etcd and kube-apiserver print.
 	Output io.Writer
+	// ExtraCRDs are folders of other projects' CRDs to install too (taken
+	// from the module cache).
+	ExtraCRDs []string
 }
 
 // Start launches etcd and kube-apiserver and installs the CRDs from
 // config/crd/bases. It fails with a clear message when the binaries are missing.
 func Start() (*Env, error) { return StartWith(Options{}) }
 
+// StartWithCRDs is Start that also installs the CRDs of the given folders
+// (another project's, taken from the module cache).
+func StartWithCRDs(extra ...string) (*Env, error) { return StartWith(Options{ExtraCRDs: extra}) }
+
 // StartWith is Start with options.
 func StartWith(o Options) (*Env, error) {
+	extra := o.ExtraCRDs
 	bin, err := paths.ToolsBin()
 	if err != nil {
 		return nil, err
@@ -86,7 +94,7 @@ func StartWith(o Options) (*Env, error) {
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory:    bin,
-		CRDDirectoryPaths:        []string{filepath.Join(root, "config", "crd", "bases")},
+		CRDDirectoryPaths:        append([]string{filepath.Join(root, "config", "crd", "bases")}, extra...),
 		ErrorIfCRDPathMissing:    true,
 		Scheme:                   scheme,
 		ControlPlaneStartTimeout: 60 * time.Second,
@@ -192,6 +200,11 @@ func (e *Env) CreateNamespace(ctx context.Context, prefix string) (string, error
 // environment, runs the tests and stops it.
 func RunMain(m interface{ Run() int }, env **Env) int {
 	return RunMainWith(m, env, Options{})
+}
+
+// RunMainWithCRDs is RunMain with the CRDs of extra folders installed.
+func RunMainWithCRDs(m interface{ Run() int }, env **Env, extra ...string) int {
+	return RunMainWith(m, env, Options{ExtraCRDs: extra})
 }
 
 // RunMainWith is RunMain with options for the environment.

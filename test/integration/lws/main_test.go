@@ -1,0 +1,51 @@
+// Package lws tests the LeaderWorkerSet integration against a real
+// kube-apiserver and etcd with the LeaderWorkerSet CRD of the
+// sigs.k8s.io/lws module (from the module cache), the manager in the test
+// process. The LeaderWorkerSet controller does not run here: the tests
+// play it, creating each group's leader and worker pods as it would, passed
+// through Kuota's pod webhook (no kube-scheduler either: admitted pods are
+// checked ungated with the flavor's node selector).
+package lws
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kuota-dev/kuota/internal/paths"
+	"github.com/kuota-dev/kuota/test/integration/framework"
+)
+
+var env *framework.Env
+
+func TestMain(m *testing.M) {
+	ctrllog.SetLogger(logr.Discard())
+	crds, err := lwsCRDs()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lws:", err)
+		os.Exit(1)
+	}
+	os.Exit(framework.RunMainWithCRDs(m, &env, crds))
+}
+
+// lwsCRDs is the CRD folder of the sigs.k8s.io/lws module Kuota builds
+// with.
+func lwsCRDs() (string, error) {
+	root, err := paths.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/lws")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locating the sigs.k8s.io/lws module: %w", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "bases"), nil
+}
