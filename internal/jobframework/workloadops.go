@@ -235,11 +235,14 @@ func (o *WorkloadOps) FollowPending(ctx context.Context, wl, want *kueue.Workloa
 	if wl.Spec.QueueName == want.Spec.QueueName && samePriority(wl, want) {
 		return false, nil
 	}
+	// A patch, not an update: the cached Workload lacks what the manager
+	// does not read (internal/app trims its cache).
+	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	wl.Spec.QueueName = want.Spec.QueueName
 	if want.Spec.PriorityClassRef != nil {
 		wl.Spec.PriorityClassRef, wl.Spec.Priority = want.Spec.PriorityClassRef, want.Spec.Priority
 	}
-	if err := o.Client.Update(ctx, wl); err != nil {
+	if err := o.Client.Patch(ctx, wl, patch); err != nil {
 		return true, fmt.Errorf("updating Workload %s: %w", wl.Name, err)
 	}
 	return true, nil
