@@ -121,14 +121,7 @@ func (c *Cache) unparkTreeLocked(cq kueue.ClusterQueueReference) {
 		c.queues.Unpark(cq)
 		return
 	}
-	root := node.Root()
-	var names []kueue.ClusterQueueReference
-	for _, name := range c.state.Tree().ClusterQueueNames() {
-		if n := c.state.Tree().ClusterQueue(name); n != nil && n.Root() == root {
-			names = append(names, name)
-		}
-	}
-	c.queues.Unpark(names...)
+	c.queues.Unpark(node.Root().ClusterQueuesBelow()...)
 }
 
 // Assume records an admission decided by the scheduler on the given
