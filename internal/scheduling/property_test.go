@@ -114,9 +114,9 @@ func (p *propRun) run() {
 	p.snap = c.build(true).Snapshot()
 	p.queues = propQueues(slices.Clone(c.pending))
 	before := propTreeDump(p.snap.Tree)
-	admittedBefore := len(p.snap.Admitted)
+	admittedBefore := p.snap.AdmittedCount()
 	p.result = Decide(p.snap, p.queues, c.opts)
-	if after := propTreeDump(p.snap.Tree); after != before || len(p.snap.Admitted) != admittedBefore {
+	if after := propTreeDump(p.snap.Tree); after != before || p.snap.AdmittedCount() != admittedBefore {
 		p.fail("Decide modified the snapshot:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 	again := Decide(p.snap, p.queues, c.opts)
