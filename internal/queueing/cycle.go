@@ -12,39 +12,79 @@ import (
 
 // Candidates returns, per ClusterQueue (sorted by name), the workloads to
 // consider in a cycle at time now (Unix nanoseconds), in queue order:
-// everything pending except parked workloads and those in backoff.
+// everything pending except parked workloads and those in backoff. The
+// slices are shared with later calls: callers must not modify them. A
+// queue costs nothing unless it changed since the previous call, or one of
+// its backoffs or holds ended.
 func (m *Manager) Candidates(now int64) []workload.Queue {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.releaseBackoff(now)
-	out := make([]workload.Queue, 0, len(m.queues))
+	n := 0
 	for _, q := range m.sortedQueues() {
-		q.sort()
-		var ws []*workload.Info
-		for _, e := range q.items {
-			if e.parked || e.info.RequeueAt > now || m.heldUntil[e.info.Key] > now {
-				continue
-			}
-			if _, parked := q.parkedShapes[e.info.Shape]; parked && !e.fresh {
-				continue
-			}
-			e.fresh = false
-			ws = append(ws, e.info)
+		if q.offerStale || now < q.offerAt || (q.offerUntil != 0 && q.offerUntil <= now) {
+			m.buildOffer(q, now)
 		}
-		if len(ws) > 0 {
-			out = append(out, workload.Queue{ClusterQueue: q.name, Workloads: ws})
+		if len(q.offer) > 0 {
+			n++
+		}
+	}
+	out := make([]workload.Queue, 0, n)
+	for _, q := range m.sorted {
+		if len(q.offer) > 0 {
+			out = append(out, workload.Queue{ClusterQueue: q.name, Workloads: q.offer})
 		}
 	}
 	return out
 }
 
-func (m *Manager) sortedQueues() []*queue {
-	out := make([]*queue, 0, len(m.queues))
-	for _, q := range m.queues {
-		out = append(out, q)
+// buildOffer lists what q has to offer at now. A fresh entry of a parked
+// shape is offered once: the offer is then out of date at once.
+func (m *Manager) buildOffer(q *queue, now int64) {
+	q.sort()
+	var ws []*workload.Info
+	var until int64
+	wait := func(at int64) {
+		if until == 0 || at < until {
+			until = at
+		}
 	}
-	slices.SortFunc(out, func(a, b *queue) int { return strings.Compare(string(a.name), string(b.name)) })
-	return out
+	onceOnly := false
+	for _, e := range q.items {
+		if e.parked {
+			continue
+		}
+		if at := e.info.RequeueAt; at > now {
+			wait(at)
+			continue
+		}
+		if len(m.heldUntil) > 0 {
+			if at := m.heldUntil[e.info.Key]; at > now {
+				wait(at)
+				continue
+			}
+		}
+		if _, parked := q.parkedShapes[e.info.Shape]; parked {
+			if !e.fresh {
+				continue
+			}
+			onceOnly = true
+		}
+		e.fresh = false
+		ws = append(ws, e.info)
+	}
+	q.offer, q.offerStale, q.offerAt, q.offerUntil = ws, onceOnly, now, until
+}
+
+func (m *Manager) sortedQueues() []*queue {
+	if m.sorted == nil {
+		m.sorted = make([]*queue, 0, len(m.queues))
+		for _, q := range m.queues {
+			m.sorted = append(m.sorted, q)
+		}
+		slices.SortFunc(m.sorted, func(a, b *queue) int { return strings.Compare(string(a.name), string(b.name)) })
+	}
+	return m.sorted
 }
 
 func (q *queue) sort() {
@@ -95,7 +135,10 @@ func (m *Manager) ParkShape(cq kueue.ClusterQueueReference, shape *workload.Shap
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if q := m.queues[cq]; q != nil && q.strategy != kueue.StrictFIFO {
-		q.parkedShapes[shape] = struct{}{}
+		if _, parked := q.parkedShapes[shape]; !parked {
+			q.parkedShapes[shape] = struct{}{}
+			q.changed()
+		}
 	}
 }
 
@@ -103,8 +146,11 @@ func (m *Manager) ParkShape(cq kueue.ClusterQueueReference, shape *workload.Shap
 func (m *Manager) ParkWorkload(key types.NamespacedName) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e, ok := m.workloads[key]; ok {
+	if e, ok := m.workloads[key]; ok && !e.parked {
 		e.parked = true
+		if e.queue != nil {
+			e.queue.changed()
+		}
 	}
 }
 
@@ -116,10 +162,14 @@ func (m *Manager) Unpark(cqs ...kueue.ClusterQueueReference) {
 	m.unparks++
 	for _, name := range cqs {
 		if q := m.queues[name]; q != nil {
-			clear(q.parkedShapes)
+			if len(q.parkedShapes) > 0 {
+				clear(q.parkedShapes)
+				q.changed()
+			}
 			for _, e := range q.items {
-				if e.queue == q {
+				if e.queue == q && e.parked {
 					e.parked = false
+					q.changed()
 				}
 			}
 		}
@@ -138,6 +188,7 @@ func (m *Manager) unparkAllLocked() {
 	m.unparks++
 	for _, q := range m.queues {
 		clear(q.parkedShapes)
+		q.changed()
 	}
 	for _, e := range m.workloads {
 		e.parked = false

@@ -50,6 +50,8 @@ type Manager struct {
 	heldUntil map[types.NamespacedName]int64
 	// unparks counts the requests to release parked workloads.
 	unparks uint64
+	// sorted lists the queues by name; nil after a queue came or went.
+	sorted []*queue
 }
 
 type entry struct {
@@ -77,7 +79,19 @@ type queue struct {
 	sorted bool
 	// parkedShapes are shapes that did not fit (BestEffortFIFO).
 	parkedShapes map[*workload.Shape]struct{}
+	// offer is what Candidates hands out for the queue, kept while nothing
+	// changes it: a queue whose workloads are all parked costs nothing.
+	// The slice is never modified once handed out (Decide reads it
+	// outside the lock); a change makes a new one. It is out of date when
+	// offerStale is set, before offerAt (when it was made), or from
+	// offerUntil on (when a backoff or a hold ends; 0 for never).
+	offer               []*workload.Info
+	offerStale          bool
+	offerAt, offerUntil int64
 }
+
+// changed marks the queue's offer out of date.
+func (q *queue) changed() { q.offerStale = true }
 
 // NewManager returns an empty manager.
 func NewManager() *Manager {
@@ -105,8 +119,9 @@ func (m *Manager) SetClusterQueue(name kueue.ClusterQueueReference, strategy kue
 	defer m.mu.Unlock()
 	q := m.queues[name]
 	if q == nil {
-		q = &queue{name: name, parkedShapes: map[*workload.Shape]struct{}{}}
+		q = &queue{name: name, parkedShapes: map[*workload.Shape]struct{}{}, offerStale: true}
 		m.queues[name] = q
+		m.sorted = nil
 		// Workloads waiting for this queue to exist join it.
 		for _, e := range m.workloads {
 			if e.queue == nil && e.info.ClusterQueue == name {
@@ -133,6 +148,7 @@ func (m *Manager) DeleteClusterQueue(name kueue.ClusterQueueReference) {
 		}
 	}
 	delete(m.queues, name)
+	m.sorted = nil
 }
 
 // SetLocalQueue records which ClusterQueue a LocalQueue feeds.

@@ -41,6 +41,9 @@ func (m *Manager) addOrUpdate(info *workload.Info, force bool) bool {
 				kept := *e.info
 				kept.ResourceVersion = info.ResourceVersion
 				e.info = &kept
+				if e.queue != nil {
+					e.queue.changed() // hand out the new version
+				}
 			}
 			return false
 		}
@@ -110,6 +113,9 @@ func (m *Manager) HoldBack(key types.NamespacedName, until int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.heldUntil[key] = until
+	if e, ok := m.workloads[key]; ok && e.queue != nil {
+		e.queue.changed()
+	}
 }
 
 // Get returns a pending workload's Info.
@@ -135,6 +141,7 @@ func (m *Manager) attach(e *entry) {
 	e.queue = q
 	q.count++
 	q.sorted = false
+	q.changed()
 	if e.listedIn == q {
 		q.stale-- // its old slot is live again
 		return
@@ -149,6 +156,7 @@ func (m *Manager) detach(e *entry) {
 	if q := e.queue; q != nil {
 		q.count--
 		q.stale++
+		q.changed()
 		e.queue = nil
 	}
 }
