@@ -52,7 +52,7 @@ type cursor struct {
 	// for BestEffortFIFO: usage only grows during a cycle and victims only
 	// get scarcer, so later workloads of the same shape (and, when the
 	// failure was a lack of victims, no higher priority) fail too.
-	failed map[failKey]*Decision
+	failed map[failKey]int // index in Result.Decisions
 	// head's assignment and the root version it was computed at.
 	asg     flavors.Assignment
 	version uint64
@@ -124,7 +124,7 @@ func Decide(snap *state.Snapshot, queues []workload.Queue, opts Options) Result 
 }
 
 func (c *cycle) newCursor(q workload.Queue) *cursor {
-	cur := &cursor{name: q.ClusterQueue, items: q.Workloads, failed: map[failKey]*Decision{}}
+	cur := &cursor{name: q.ClusterQueue, items: q.Workloads}
 	if cq, ok := c.snap.ClusterQueues[q.ClusterQueue]; ok {
 		cur.cq = cq
 		cur.node = c.tree.ClusterQueue(q.ClusterQueue)

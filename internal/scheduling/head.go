@@ -23,7 +23,8 @@ func (c *cycle) evaluateHead(cur *cursor) bool {
 		cur.pos++
 		return false
 	}
-	if prev := cur.failedBefore(w); prev != nil {
+	if i, ok := cur.failedBefore(w); ok {
+		prev := &c.result.Decisions[i]
 		c.decide(Decision{Workload: w, Reason: prev.Reason, Message: prev.Message, Assignment: prev.Assignment, Deferred: prev.Deferred})
 		cur.pos++
 		return false
@@ -76,24 +77,35 @@ func (c *cycle) refuse(cur *cursor, w *workload.Info, d Decision, priority int32
 		c.blockRest(cur, w)
 		return
 	}
-	cur.failed[failKey{shape: w.Shape, priority: priority}] = &d
+	cur.fail(failKey{shape: w.Shape, priority: priority}, len(c.result.Decisions)-1)
 }
 
-// failedBefore returns the refusal of an earlier workload of the same shape
-// that implies this one's.
-func (cur *cursor) failedBefore(w *workload.Info) *Decision {
-	if d, ok := cur.failed[failKey{shape: w.Shape, priority: noPriority}]; ok {
-		return d
+// fail remembers the decision (its index) of a refused shape.
+func (cur *cursor) fail(key failKey, decision int) {
+	if cur.failed == nil {
+		cur.failed = map[failKey]int{}
 	}
-	if d, ok := cur.failed[failKey{shape: w.Shape, priority: deferredKey}]; ok {
-		return d
+	cur.failed[key] = decision
+}
+
+// failedBefore returns the refusal (its index in Result.Decisions) of an
+// earlier workload of the same shape that implies this one's.
+func (cur *cursor) failedBefore(w *workload.Info) (int, bool) {
+	if len(cur.failed) == 0 {
+		return 0, false
 	}
-	for key, d := range cur.failed {
+	if i, ok := cur.failed[failKey{shape: w.Shape, priority: noPriority}]; ok {
+		return i, true
+	}
+	if i, ok := cur.failed[failKey{shape: w.Shape, priority: deferredKey}]; ok {
+		return i, true
+	}
+	for key, i := range cur.failed {
 		if key.shape == w.Shape && key.priority > deferredKey && w.Priority <= key.priority {
-			return d
+			return i, true
 		}
 	}
-	return nil
+	return 0, false
 }
 
 // preemptForHead finds victims for a head that needs preemption. With
@@ -107,7 +119,7 @@ func (c *cycle) preemptForHead(cur *cursor) {
 			Message: "the search for workloads to preempt is deferred to the next cycle"}
 		c.decide(d)
 		cur.pos++
-		cur.failed[failKey{shape: w.Shape, priority: deferredKey}] = &d
+		cur.fail(failKey{shape: w.Shape, priority: deferredKey}, len(c.result.Decisions)-1)
 		return
 	}
 	finder := c.victimFinder()
