@@ -32,7 +32,7 @@ func (m *Manager) Candidates(now int64) []workload.Queue {
 	out := make([]workload.Queue, 0, n)
 	for _, q := range m.sorted {
 		if len(q.offer) > 0 {
-			out = append(out, workload.Queue{ClusterQueue: q.name, Workloads: q.offer})
+			out = append(out, workload.Queue{ClusterQueue: q.name, Workloads: q.offer, Namespaces: q.offerNamespaces})
 		}
 	}
 	return out
@@ -43,6 +43,7 @@ func (m *Manager) Candidates(now int64) []workload.Queue {
 func (m *Manager) buildOffer(q *queue, now int64) {
 	q.sort()
 	var ws []*workload.Info
+	var namespaces []string
 	var until int64
 	wait := func(at int64) {
 		if until == 0 || at < until {
@@ -72,8 +73,64 @@ func (m *Manager) buildOffer(q *queue, now int64) {
 		}
 		e.fresh = false
 		ws = append(ws, e.info)
+		if ns := e.info.Key.Namespace; !slices.Contains(namespaces, ns) {
+			namespaces = append(namespaces, ns)
+		}
 	}
-	q.offer, q.offerStale, q.offerAt, q.offerUntil = ws, onceOnly, now, until
+	q.offer, q.offerNamespaces, q.offerStale, q.offerAt, q.offerUntil = ws, namespaces, onceOnly, now, until
+	q.offerGen++
+}
+
+// Untold forgets that a workload was told it waits behind its queue's head
+// (the note could not be written): the next Blocked tells it again.
+func (m *Manager) Untold(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.workloads[key]; ok && e.told != 0 {
+		e.told = 0
+		if e.queue != nil {
+			e.queue.toldGen = 0
+		}
+	}
+}
+
+// Blocked records that the workloads behind head, in a StrictFIFO queue,
+// wait for it (what Decide reports as one summary), and returns those not
+// told so yet: all of them when the head is a new one, otherwise those
+// that joined or changed since. It costs nothing while the queue does not
+// change, so that each blocked workload is told once, not every cycle.
+func (m *Manager) Blocked(cq kueue.ClusterQueueReference, head types.NamespacedName, behind []*workload.Info) []*workload.Info {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queues[cq]
+	if q == nil || len(behind) == 0 {
+		return nil
+	}
+	if q.blockEpoch == 0 || q.blockedBy != head {
+		q.blockedBy = head
+		if q.blockEpoch++; q.blockEpoch == 0 {
+			q.blockEpoch = 1 // 0 means never told
+		}
+	} else if q.toldGen == q.offerGen {
+		return nil
+	}
+	// The offer behind the head is known to be told only when behind is
+	// the end of the current offer (it normally is).
+	if n := len(q.offer); n > 0 && &behind[len(behind)-1] == &q.offer[n-1] {
+		q.toldGen = q.offerGen
+	} else {
+		q.toldGen = 0
+	}
+	var out []*workload.Info
+	for _, w := range behind {
+		e := m.workloads[w.Key]
+		if e == nil || e.queue != q || e.told == q.blockEpoch {
+			continue
+		}
+		e.told = q.blockEpoch
+		out = append(out, w)
+	}
+	return out
 }
 
 func (m *Manager) sortedQueues() []*queue {

@@ -66,6 +66,10 @@ type entry struct {
 	// handed to the next cycle even when their shape is parked, so that
 	// each workload is decided, and told why it waits, at least once.
 	fresh bool
+	// told is the blockEpoch of its StrictFIFO queue at which the workload
+	// was told it waits behind the head; 0 after any change (Blocked). It
+	// fits beside the flags: an entry stays 32 bytes.
+	told uint32
 }
 
 type queue struct {
@@ -86,8 +90,17 @@ type queue struct {
 	// offerStale is set, before offerAt (when it was made), or from
 	// offerUntil on (when a backoff or a hold ends; 0 for never).
 	offer               []*workload.Info
+	offerNamespaces     []string
 	offerStale          bool
 	offerAt, offerUntil int64
+	// offerGen counts the offers made.
+	offerGen uint64
+	// blockedBy is the head that the rest of a StrictFIFO queue was last
+	// told to wait for, blockEpoch counts such heads, and toldGen is the
+	// offer the rest was told at (Blocked).
+	blockedBy  types.NamespacedName
+	blockEpoch uint32
+	toldGen    uint64
 }
 
 // changed marks the queue's offer out of date.

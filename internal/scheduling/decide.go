@@ -48,6 +48,8 @@ type cursor struct {
 	root  *hierarchy.Node
 	items []*workload.Info
 	pos   int
+	// namespaces lists the distinct namespaces of items, when known.
+	namespaces []string
 	// failed remembers the decisions of shapes that could not be admitted,
 	// for BestEffortFIFO: usage only grows during a cycle and victims only
 	// get scarcer, so later workloads of the same shape (and, when the
@@ -82,8 +84,8 @@ const (
 // workloads in queue order. Every workload that fits is admitted, in order:
 // across ClusterQueues, heads that fit without borrowing go first, then by
 // priority and queue-order time (or by share, under fair sharing); within a
-// queue, StrictFIFO stops at the first workload that does not fit and
-// BestEffortFIFO skips it. A workload that fits only by preempting others
+// queue, StrictFIFO stops at the first workload that does not fit (the rest
+// is reported blocked, in one Blocked summary) and BestEffortFIFO skips it. A workload that fits only by preempting others
 // gets victims that no other workload of the cycle gets, and the quota it
 // needs is held for it for the rest of the cycle. The snapshot is not
 // modified.
@@ -109,7 +111,11 @@ func Decide(snap *state.Snapshot, queues []workload.Queue, opts Options) Result 
 	}
 	total := 0
 	for _, q := range queues {
-		total += len(q.Workloads)
+		if cq := snap.ClusterQueues[q.ClusterQueue]; cq != nil && cq.QueueingStrategy == kueue.StrictFIFO {
+			total += min(len(q.Workloads), 8) // the rest is usually blocked
+		} else {
+			total += len(q.Workloads)
+		}
 	}
 	c.result.Decisions = make([]Decision, 0, total)
 	sorted := slices.Clone(queues)
@@ -124,7 +130,7 @@ func Decide(snap *state.Snapshot, queues []workload.Queue, opts Options) Result 
 }
 
 func (c *cycle) newCursor(q workload.Queue) *cursor {
-	cur := &cursor{name: q.ClusterQueue, items: q.Workloads}
+	cur := &cursor{name: q.ClusterQueue, items: q.Workloads, namespaces: q.Namespaces}
 	if cq, ok := c.snap.ClusterQueues[q.ClusterQueue]; ok {
 		cur.cq = cq
 		cur.node = c.tree.ClusterQueue(q.ClusterQueue)

@@ -300,17 +300,39 @@ func (c *cycle) precheck(cur *cursor, w *workload.Info) (Decision, bool) {
 	return Decision{}, true
 }
 
-// blockRest refuses everything behind a StrictFIFO head that was not
-// admitted. Workloads whose namespace the queue does not admit are refused
-// for that.
+// blockRest reports everything behind a StrictFIFO head that was not
+// admitted as blocked, in one summary: those workloads are not evaluated.
+// Workloads whose namespace the queue does not admit are refused for that
+// (once per namespace when the candidates list their namespaces).
 func (c *cycle) blockRest(cur *cursor, head *workload.Info) {
-	msg := fmt.Sprintf("waiting behind %s, the head of StrictFIFO ClusterQueue %s, which isn't admitted yet", head.Key, cur.name)
-	for ; cur.pos < len(cur.items); cur.pos++ {
-		w := cur.items[cur.pos]
-		if d, ok := c.precheck(cur, w); !ok {
-			c.decide(d)
-			continue
+	rest := cur.items[cur.pos:]
+	cur.pos = len(cur.items)
+	if !c.namespacesAllowed(cur) {
+		var kept []*workload.Info
+		for _, w := range rest {
+			if d, ok := c.precheck(cur, w); !ok {
+				c.decide(d)
+				continue
+			}
+			kept = append(kept, w)
 		}
-		c.decide(Decision{Workload: w, Reason: BlockedByHead, Message: msg})
+		rest = kept
 	}
+	if len(rest) > 0 {
+		c.result.Blocked = append(c.result.Blocked, Blocked{ClusterQueue: cur.name, Head: head, Workloads: rest})
+	}
+}
+
+// namespacesAllowed reports whether the queue admits every namespace of
+// its candidates, when they are listed.
+func (c *cycle) namespacesAllowed(cur *cursor) bool {
+	if cur.namespaces == nil {
+		return false
+	}
+	for _, ns := range cur.namespaces {
+		if !c.snap.NamespaceAllowed(cur.cq, ns) {
+			return false
+		}
+	}
+	return true
 }
