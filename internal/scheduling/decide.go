@@ -54,7 +54,11 @@ type cursor struct {
 	// for BestEffortFIFO: usage only grows during a cycle and victims only
 	// get scarcer, so later workloads of the same shape (and, when the
 	// failure was a lack of victims, no higher priority) fail too.
-	failed map[failKey]int // index in Result.Decisions
+	// Values are indexes in Result.Decisions; failures that depend on
+	// priority are kept per shape in the order they happened, and the
+	// earliest that applies is used.
+	failed         map[failKey]int
+	failedPriority map[*workload.Shape][]priorityFailure
 	// head's assignment and the root version it was computed at.
 	asg     flavors.Assignment
 	version uint64
@@ -70,6 +74,11 @@ type cursor struct {
 type failKey struct {
 	shape    *workload.Shape
 	priority int32
+}
+
+type priorityFailure struct {
+	priority int32
+	decision int
 }
 
 // noPriority keys failures that do not depend on priority; deferredKey

@@ -82,6 +82,13 @@ func (c *cycle) refuse(cur *cursor, w *workload.Info, d Decision, priority int32
 
 // fail remembers the decision (its index) of a refused shape.
 func (cur *cursor) fail(key failKey, decision int) {
+	if key.priority > deferredKey {
+		if cur.failedPriority == nil {
+			cur.failedPriority = map[*workload.Shape][]priorityFailure{}
+		}
+		cur.failedPriority[key.shape] = append(cur.failedPriority[key.shape], priorityFailure{priority: key.priority, decision: decision})
+		return
+	}
 	if cur.failed == nil {
 		cur.failed = map[failKey]int{}
 	}
@@ -91,18 +98,17 @@ func (cur *cursor) fail(key failKey, decision int) {
 // failedBefore returns the refusal (its index in Result.Decisions) of an
 // earlier workload of the same shape that implies this one's.
 func (cur *cursor) failedBefore(w *workload.Info) (int, bool) {
-	if len(cur.failed) == 0 {
-		return 0, false
-	}
-	if i, ok := cur.failed[failKey{shape: w.Shape, priority: noPriority}]; ok {
-		return i, true
-	}
-	if i, ok := cur.failed[failKey{shape: w.Shape, priority: deferredKey}]; ok {
-		return i, true
-	}
-	for key, i := range cur.failed {
-		if key.shape == w.Shape && key.priority > deferredKey && w.Priority <= key.priority {
+	if len(cur.failed) > 0 {
+		if i, ok := cur.failed[failKey{shape: w.Shape, priority: noPriority}]; ok {
 			return i, true
+		}
+		if i, ok := cur.failed[failKey{shape: w.Shape, priority: deferredKey}]; ok {
+			return i, true
+		}
+	}
+	for _, f := range cur.failedPriority[w.Shape] {
+		if w.Priority <= f.priority {
+			return f.decision, true
 		}
 	}
 	return 0, false
