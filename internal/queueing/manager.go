@@ -11,6 +11,12 @@
 // their part of the cohort tree, or a queue, cohort, flavor or namespace
 // changes. Workloads in requeue backoff wait until their requeueAt.
 //
+// A cycle costs what changed: each ClusterQueue keeps the list of
+// candidates it handed out until something changes it, so queues whose
+// workloads are all parked cost nothing. Behind a StrictFIFO head that
+// was not admitted, the manager remembers which workloads were told they
+// wait for it (Blocked), so that each is told once.
+//
 // The package is pure (no I/O); a Manager is safe for concurrent use.
 package queueing
 
