@@ -43,7 +43,7 @@ func (m *Manager) Candidates(now int64) []workload.Queue {
 func (m *Manager) buildOffer(q *queue, now int64) {
 	q.sort()
 	var ws []*workload.Info
-	var namespaces []string
+	var namespaces namespaceList
 	var until int64
 	wait := func(at int64) {
 		if until == 0 || at < until {
@@ -73,12 +73,36 @@ func (m *Manager) buildOffer(q *queue, now int64) {
 		}
 		e.fresh = false
 		ws = append(ws, e.info)
-		if ns := e.info.Key.Namespace; !slices.Contains(namespaces, ns) {
-			namespaces = append(namespaces, ns)
+		namespaces.add(e.info.Key.Namespace)
+	}
+	q.offer, q.offerNamespaces, q.offerStale, q.offerAt, q.offerUntil = ws, namespaces.list, onceOnly, now, until
+	q.offerGen++
+}
+
+// namespaceList collects distinct namespaces in the order met.
+type namespaceList struct {
+	list []string
+	seen map[string]struct{} // once there are many
+}
+
+func (l *namespaceList) add(ns string) {
+	if l.seen == nil {
+		if slices.Contains(l.list, ns) {
+			return
+		}
+		if len(l.list) < 8 {
+			l.list = append(l.list, ns)
+			return
+		}
+		l.seen = make(map[string]struct{}, 2*len(l.list))
+		for _, n := range l.list {
+			l.seen[n] = struct{}{}
 		}
 	}
-	q.offer, q.offerNamespaces, q.offerStale, q.offerAt, q.offerUntil = ws, namespaces, onceOnly, now, until
-	q.offerGen++
+	if _, ok := l.seen[ns]; !ok {
+		l.seen[ns] = struct{}{}
+		l.list = append(l.list, ns)
+	}
 }
 
 // Untold forgets that a workload was told it waits behind its queue's head

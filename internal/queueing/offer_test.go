@@ -170,3 +170,18 @@ func describeQueues(qs []workload.Queue) string {
 	}
 	return b.String()
 }
+
+func TestNamespaceListKeepsFirstOccurrences(t *testing.T) {
+	var l namespaceList
+	var want []string
+	for i := range 60 {
+		ns := fmt.Sprintf("ns%d", (i*7)%20)
+		if !slices.Contains(want, ns) {
+			want = append(want, ns)
+		}
+		l.add(ns)
+	}
+	if !slices.Equal(l.list, want) {
+		t.Fatalf("namespaces %v, want %v", l.list, want)
+	}
+}
