@@ -121,14 +121,7 @@ func (c *Cache) unparkTreeLocked(cq kueue.ClusterQueueReference) {
 		c.queues.Unpark(cq)
 		return
 	}
-	root := node.Root()
-	var names []kueue.ClusterQueueReference
-	for _, name := range c.state.Tree().ClusterQueueNames() {
-		if n := c.state.Tree().ClusterQueue(name); n != nil && n.Root() == root {
-			names = append(names, name)
-		}
-	}
-	c.queues.Unpark(names...)
+	c.queues.Unpark(node.Root().ClusterQueuesBelow()...)
 }
 
 // Assume records an admission decided by the scheduler on the given
@@ -244,6 +237,17 @@ func (c *Cache) ParkFor(d *scheduling.Decision, snap *state.Snapshot) {
 		c.Park(w.ClusterQueue, w.Shape, nil)
 	}
 }
+
+// Blocked records that the workloads of a StrictFIFO queue wait behind its
+// head (a Blocked summary of Decide) and returns those to tell why: the
+// ones not told so yet (queueing.Manager.Blocked).
+func (c *Cache) Blocked(b *scheduling.Blocked) []*workload.Info {
+	return c.queues.Blocked(b.ClusterQueue, b.Head.Key, b.Workloads)
+}
+
+// Untold forgets that a blocked workload was told why it waits, after its
+// note could not be written: the next cycle tells it again.
+func (c *Cache) Untold(key types.NamespacedName) { c.queues.Untold(key) }
 
 // Requeue replaces a pending workload's Info (to mark it preempting, say)
 // if it is still pending and was not updated since info was taken.

@@ -9,11 +9,14 @@ import (
 // changes only; usage changes are incremental (see AddUsage).
 func (t *Tree) recompute() {
 	t.markBroken()
-	for _, c := range t.cohorts {
-		c.usage = resources.FlavorResourceQuantities{}
-	}
-	for _, q := range t.queues {
-		q.broken = q.parent != nil && q.parent.broken
+	for _, n := range t.nodes {
+		switch {
+		case n == nil:
+		case n.kind == CohortKind:
+			n.usage = resources.FlavorResourceQuantities{}
+		default:
+			n.broken = n.parent != nil && n.parent.broken
+		}
 	}
 	for _, n := range t.roots() {
 		t.computeSubtree(n)
@@ -23,14 +26,9 @@ func (t *Tree) recompute() {
 // roots returns every node without a parent that is not part of a cycle.
 func (t *Tree) roots() []*Node {
 	var out []*Node
-	for _, c := range t.cohorts {
-		if c.parent == nil {
-			out = append(out, c)
-		}
-	}
-	for _, q := range t.queues {
-		if q.parent == nil {
-			out = append(out, q)
+	for _, n := range t.nodes {
+		if n != nil && n.parent == nil {
+			out = append(out, n)
 		}
 	}
 	return out
@@ -38,7 +36,7 @@ func (t *Tree) roots() []*Node {
 
 // markBroken flags every Cohort whose chain of parents loops.
 func (t *Tree) markBroken() {
-	state := make(map[*Node]uint8, len(t.cohorts)) // 0 unseen, 1 on path, 2 done
+	state := make(map[*Node]uint8, len(t.index.cohorts)) // 0 unseen, 1 on path, 2 done
 	var visit func(n *Node) bool
 	visit = func(n *Node) bool {
 		switch state[n] {
@@ -53,8 +51,10 @@ func (t *Tree) markBroken() {
 		n.broken = broken
 		return broken
 	}
-	for _, c := range t.cohorts {
-		visit(c)
+	for _, n := range t.nodes {
+		if n != nil && n.kind == CohortKind {
+			visit(n)
+		}
 	}
 }
 
@@ -102,6 +102,9 @@ func (n *Node) overflow(fr FlavorResource, u Amount) Amount {
 
 // AddUsage adds a workload's usage to a ClusterQueue and rolls it up.
 func (t *Tree) AddUsage(n *Node, usage resources.FlavorResourceQuantities) {
+	if n = t.writable(n); n == nil {
+		return
+	}
 	for fr, a := range usage {
 		t.addUsage(n, fr, a)
 	}
@@ -109,6 +112,9 @@ func (t *Tree) AddUsage(n *Node, usage resources.FlavorResourceQuantities) {
 
 // RemoveUsage removes a workload's usage from a ClusterQueue and rolls it up.
 func (t *Tree) RemoveUsage(n *Node, usage resources.FlavorResourceQuantities) {
+	if n = t.writable(n); n == nil {
+		return
+	}
 	for fr, a := range usage {
 		t.addUsage(n, fr, -a)
 	}

@@ -90,6 +90,18 @@ type propTrace struct {
 	// excess is each node's excess after the last check, by node key.
 	excess map[string]Amount
 	stats  *propStats
+	// sharing draws when to freeze or clone the tree (share.go), apart
+	// from rng so that the operations stay those of the seed; views are
+	// frozen views and trees left behind by a clone, with what they showed
+	// then: nothing done afterwards may change them.
+	sharing *rand.Rand
+	views   []propView
+}
+
+type propView struct {
+	tree *Tree
+	dump string
+	desc string
 }
 
 func TestTreeProperties(t *testing.T) {
@@ -100,7 +112,9 @@ func TestTreeProperties(t *testing.T) {
 			tr.stats = stats
 			tr.check("initial tree", opStructure)
 			for i := 0; i < propOps; i++ {
+				tr.share()
 				tr.step()
+				tr.checkViews()
 			}
 		})
 	}
@@ -124,7 +138,7 @@ type propStats struct {
 
 func newPropTrace(t *testing.T, seed uint64) *propTrace {
 	rng := rand.New(rand.NewPCG(seed, 0x6b756f7461))
-	tr := &propTrace{t: t, seed: seed, rng: rng, tree: New()}
+	tr := &propTrace{t: t, seed: seed, rng: rng, tree: New(), sharing: rand.New(rand.NewPCG(seed, 0x73686172))}
 	tr.spec = &propSpec{cohorts: map[string]*propCohort{}, cqs: map[string]*propCQ{}}
 	nf, nr := 1+rng.IntN(3), 1+rng.IntN(2)
 	for f := 0; f < nf; f++ {
@@ -212,6 +226,58 @@ const (
 	opUsage opKind = iota
 	opStructure
 )
+
+// share freezes the tree, or replaces it with a clone, now and then.
+func (tr *propTrace) share() {
+	switch p := tr.sharing.IntN(100); {
+	case p < 25:
+		view := tr.tree.Freeze()
+		tr.views = append(tr.views, propView{tree: view, dump: dumpTree(view), desc: "frozen"})
+		tr.log = append(tr.log, "freeze")
+	case p < 40:
+		old := tr.tree
+		tr.tree = old.Clone()
+		tr.views = append(tr.views, propView{tree: old, dump: dumpTree(old), desc: "cloned"})
+		tr.log = append(tr.log, "clone")
+	}
+	if len(tr.views) > 6 {
+		tr.views = tr.views[1:]
+	}
+}
+
+// checkViews verifies that no view changed since it was taken.
+func (tr *propTrace) checkViews() {
+	tr.t.Helper()
+	for _, v := range tr.views {
+		if got := dumpTree(v.tree); got != v.dump {
+			tr.fail("a %s tree changed:\nthen:\n%s\nnow:\n%s", v.desc, v.dump, got)
+		}
+	}
+}
+
+// dumpTree renders every node's parent, Active, Usage, SubtreeQuota and
+// Available.
+func dumpTree(t *Tree) string {
+	var b strings.Builder
+	render := func(n *Node) {
+		parent := ""
+		if n.Parent() != nil {
+			parent = n.Parent().Name()
+		}
+		fmt.Fprintf(&b, "%s parent=%s active=%v", n.Name(), parent, n.Active())
+		for _, fr := range n.FlavorResources() {
+			fmt.Fprintf(&b, " %s:u=%d,q=%d,a=%d", fr, n.Usage(fr), n.SubtreeQuota(fr), n.Available(fr))
+		}
+		b.WriteString("\n")
+	}
+	for _, name := range t.CohortNames() {
+		render(t.cohort(name))
+	}
+	for _, name := range t.ClusterQueueNames() {
+		render(t.queue(name))
+	}
+	return b.String()
+}
 
 // step applies one random operation and checks the tree.
 func (tr *propTrace) step() {

@@ -3,6 +3,7 @@ package hierarchy
 import (
 	"slices"
 
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/resources"
 )
 
@@ -174,4 +175,27 @@ func (n *Node) ChildToward(descendant *Node) *Node {
 		}
 	}
 	return nil
+}
+
+// ClusterQueuesBelow returns the names of the ClusterQueues in n's subtree
+// (n itself for a ClusterQueue), sorted. Under a cycle of Cohort parents
+// nothing is below a Cohort: its queues have no tree to share.
+func (n *Node) ClusterQueuesBelow() []kueue.ClusterQueueReference {
+	var out []kueue.ClusterQueueReference
+	var walk func(*Node)
+	walk = func(m *Node) {
+		if m.kind == ClusterQueueKind {
+			out = append(out, kueue.ClusterQueueReference(m.name))
+			return
+		}
+		if m.broken {
+			return
+		}
+		for c := range m.children {
+			walk(c)
+		}
+	}
+	walk(n)
+	slices.Sort(out)
+	return out
 }

@@ -18,6 +18,11 @@
 // so on up to the root, where it is Q(root) - U(root). Usage rolls up the tree
 // incrementally, so a fit check costs O(depth), not O(workloads).
 //
+// Trees share what they can (share.go): Freeze hands out an immutable view
+// in O(1), Clone a writable copy that copies a group of connected nodes
+// (one cohort tree) only when it is written, so a scheduling cycle pays for
+// the cohort trees it touches, not for the whole cluster.
+//
 // The package is pure: no I/O, no globals, deterministic.
 package hierarchy
 
@@ -77,6 +82,12 @@ type Node struct {
 	// height is 0 for a ClusterQueue and 1 + the largest child height for a
 	// Cohort.
 	height int
+	// owner is the token of the tree that may modify the node in place;
+	// a node no tree owns is shared and immutable (share.go).
+	owner *token
+	// slot is the node's index in Tree.nodes, the same in every tree that
+	// shares the index.
+	slot int32
 }
 
 // Name is the node's name.
@@ -90,40 +101,110 @@ func (n *Node) Parent() *Node { return n.parent }
 
 // Tree holds every ClusterQueue and Cohort and their usage.
 type Tree struct {
-	queues  map[kueue.ClusterQueueReference]*Node
-	cohorts map[kueue.CohortReference]*Node
+	// index maps names to slots of nodes. Trees share it until a
+	// structural change (indexOwned).
+	index      *index
+	indexOwned bool
+	// nodes holds the nodes by slot (nil for a node deleted). Trees share
+	// it until they copy a node (nodesOwned).
+	nodes      []*Node
+	nodesOwned bool
+	// owner marks the nodes the tree may modify in place; nil for a frozen
+	// tree, which is never modified.
+	owner *token
+	// lookupOwns makes lookups copy a shared node's group first, so that
+	// the node handed out can be written through (working copies).
+	lookupOwns bool
+}
+
+type index struct {
+	queues  map[kueue.ClusterQueueReference]int32
+	cohorts map[kueue.CohortReference]int32
 }
 
 // New returns an empty tree.
 func New() *Tree {
 	return &Tree{
-		queues:  map[kueue.ClusterQueueReference]*Node{},
-		cohorts: map[kueue.CohortReference]*Node{},
+		index:      &index{queues: map[kueue.ClusterQueueReference]int32{}, cohorts: map[kueue.CohortReference]int32{}},
+		indexOwned: true,
+		nodesOwned: true,
+		owner:      new(token),
 	}
 }
 
-func newNode(name string, kind Kind) *Node {
-	return &Node{
+// queue and cohort look a node up without copying anything.
+func (t *Tree) queue(name kueue.ClusterQueueReference) *Node {
+	if i, ok := t.index.queues[name]; ok {
+		return t.nodes[i]
+	}
+	return nil
+}
+
+func (t *Tree) cohort(name kueue.CohortReference) *Node {
+	if i, ok := t.index.cohorts[name]; ok {
+		return t.nodes[i]
+	}
+	return nil
+}
+
+// add gives a new node a slot; the tree owns its index and nodes.
+func (t *Tree) add(name string, kind Kind) *Node {
+	n := &Node{
 		name: name, kind: kind,
 		children: map[*Node]struct{}{},
 		quotas:   Quotas{},
 		subtree:  resources.FlavorResourceQuantities{},
 		usage:    resources.FlavorResourceQuantities{},
+		owner:    t.owner,
+		slot:     int32(len(t.nodes)),
 	}
+	t.nodes = append(t.nodes, n)
+	if kind == ClusterQueueKind {
+		t.index.queues[kueue.ClusterQueueReference(name)] = n.slot
+	} else {
+		t.index.cohorts[kueue.CohortReference(name)] = n.slot
+	}
+	return n
 }
 
-// ClusterQueue returns the node of a ClusterQueue, or nil.
-func (t *Tree) ClusterQueue(name kueue.ClusterQueueReference) *Node { return t.queues[name] }
+// remove frees a node's slot; the tree owns its index and nodes.
+func (t *Tree) remove(n *Node) {
+	if n.kind == ClusterQueueKind {
+		delete(t.index.queues, kueue.ClusterQueueReference(n.name))
+	} else {
+		delete(t.index.cohorts, kueue.CohortReference(n.name))
+	}
+	t.nodes[n.slot] = nil
+}
 
-// Cohort returns the node of a Cohort (explicit or implicit), or nil.
-func (t *Tree) Cohort(name kueue.CohortReference) *Node { return t.cohorts[name] }
+// ClusterQueue returns the node of a ClusterQueue, or nil. On a working
+// copy (Clone) the node can be written through; on another tree it may be
+// a shared node, to read only: pass it to AddUsage or RemoveUsage right
+// away, and look it up again after a Freeze.
+func (t *Tree) ClusterQueue(name kueue.ClusterQueueReference) *Node {
+	return t.lookup(t.queue(name))
+}
+
+// Cohort returns the node of a Cohort (explicit or implicit), or nil, as
+// ClusterQueue does.
+func (t *Tree) Cohort(name kueue.CohortReference) *Node {
+	return t.lookup(t.cohort(name))
+}
+
+func (t *Tree) lookup(n *Node) *Node {
+	if n != nil && t.lookupOwns && n.owner != t.owner {
+		t.copyGroup(n)
+		n = t.nodes[n.slot]
+	}
+	return n
+}
 
 // SetClusterQueue adds or updates a ClusterQueue. Its usage is kept.
 func (t *Tree) SetClusterQueue(name kueue.ClusterQueueReference, cohort kueue.CohortReference, quotas Quotas) {
-	n := t.queues[name]
+	t.ownAll()
+	n := t.queue(name)
 	if n == nil {
-		n = newNode(string(name), ClusterQueueKind)
-		t.queues[name] = n
+		n = t.add(string(name), ClusterQueueKind)
 	}
 	n.quotas = quotas
 	t.setParent(n, cohort)
@@ -132,17 +213,19 @@ func (t *Tree) SetClusterQueue(name kueue.ClusterQueueReference, cohort kueue.Co
 
 // DeleteClusterQueue removes a ClusterQueue and its usage.
 func (t *Tree) DeleteClusterQueue(name kueue.ClusterQueueReference) {
-	n := t.queues[name]
-	if n == nil {
+	if t.queue(name) == nil {
 		return
 	}
+	t.ownAll()
+	n := t.queue(name)
 	t.setParent(n, "")
-	delete(t.queues, name)
+	t.remove(n)
 	t.recompute()
 }
 
 // SetCohort adds or updates a Cohort object.
 func (t *Tree) SetCohort(name kueue.CohortReference, parent kueue.CohortReference, quotas Quotas) {
+	t.ownAll()
 	n := t.cohortNode(name)
 	n.explicit = true
 	n.quotas = quotas
@@ -153,10 +236,11 @@ func (t *Tree) SetCohort(name kueue.CohortReference, parent kueue.CohortReferenc
 // DeleteCohort removes a Cohort object. While ClusterQueues or Cohorts still
 // name it, it stays as an implicit Cohort with no quota and no parent.
 func (t *Tree) DeleteCohort(name kueue.CohortReference) {
-	n := t.cohorts[name]
-	if n == nil {
+	if t.cohort(name) == nil {
 		return
 	}
+	t.ownAll()
+	n := t.cohort(name)
 	n.explicit = false
 	n.quotas = Quotas{}
 	t.setParent(n, "")
@@ -165,10 +249,9 @@ func (t *Tree) DeleteCohort(name kueue.CohortReference) {
 }
 
 func (t *Tree) cohortNode(name kueue.CohortReference) *Node {
-	n := t.cohorts[name]
+	n := t.cohort(name)
 	if n == nil {
-		n = newNode(string(name), CohortKind)
-		t.cohorts[name] = n
+		n = t.add(string(name), CohortKind)
 	}
 	return n
 }
@@ -196,7 +279,7 @@ func (t *Tree) dropIfUnused(c *Node) {
 	if c.explicit || len(c.children) > 0 {
 		return
 	}
-	delete(t.cohorts, kueue.CohortReference(c.name))
+	t.remove(c)
 	if c.parent != nil {
 		p := c.parent
 		delete(p.children, c)

@@ -159,3 +159,38 @@ func TestQuotaChangeKeepsUsage(t *testing.T) {
 }
 
 func refCQ(s string) kueue.ClusterQueueReference { return kueue.ClusterQueueReference(s) }
+
+// Freeze and Clone share nodes: a clone copies only the cohort tree it
+// writes, and neither the live tree nor a clone changes a frozen view.
+func TestSharingCopiesOnlyWhatIsWritten(t *testing.T) {
+	tree := New()
+	tree.SetClusterQueue("a", "left", q(10))
+	tree.SetClusterQueue("b", "left", q(10))
+	tree.SetClusterQueue("c", "right", q(10))
+	tree.AddUsage(tree.ClusterQueue("a"), use(4))
+	view := tree.Freeze()
+	work := view.Clone()
+	work.AddUsage(work.ClusterQueue("a"), use(3))
+	if work.queue("c") != view.queue("c") || work.cohort("right") != view.cohort("right") {
+		t.Error("a clone copied a cohort tree it did not touch")
+	}
+	if work.queue("b") == view.queue("b") {
+		t.Error("a clone shares a node of a cohort tree it wrote")
+	}
+	tree.AddUsage(tree.ClusterQueue("b"), use(5))
+	checkAvail(t, view, "a", 16)
+	checkAvail(t, work, "a", 13)
+	checkAvail(t, tree, "a", 11)
+	future := work.Clone()
+	future.RemoveUsage(future.ClusterQueue("a"), use(7))
+	work.AddUsage(work.ClusterQueue("b"), use(1))
+	checkAvail(t, future, "b", 20)
+	checkAvail(t, work, "b", 12)
+	checkAvail(t, view, "b", 16)
+	defer func() {
+		if recover() == nil {
+			t.Error("a frozen tree accepted a write")
+		}
+	}()
+	view.AddUsage(view.ClusterQueue("a"), use(1))
+}

@@ -11,6 +11,12 @@
 // their part of the cohort tree, or a queue, cohort, flavor or namespace
 // changes. Workloads in requeue backoff wait until their requeueAt.
 //
+// A cycle costs what changed: each ClusterQueue keeps the list of
+// candidates it handed out until something changes it, so queues whose
+// workloads are all parked cost nothing. Behind a StrictFIFO head that
+// was not admitted, the manager remembers which workloads were told they
+// wait for it (Blocked), so that each is told once.
+//
 // The package is pure (no I/O); a Manager is safe for concurrent use.
 package queueing
 
@@ -50,6 +56,8 @@ type Manager struct {
 	heldUntil map[types.NamespacedName]int64
 	// unparks counts the requests to release parked workloads.
 	unparks uint64
+	// sorted lists the queues by name; nil after a queue came or went.
+	sorted []*queue
 }
 
 type entry struct {
@@ -64,6 +72,10 @@ type entry struct {
 	// handed to the next cycle even when their shape is parked, so that
 	// each workload is decided, and told why it waits, at least once.
 	fresh bool
+	// told is the blockEpoch of its StrictFIFO queue at which the workload
+	// was told it waits behind the head; 0 after any change (Blocked). It
+	// fits beside the flags: an entry stays 32 bytes.
+	told uint32
 }
 
 type queue struct {
@@ -77,7 +89,28 @@ type queue struct {
 	sorted bool
 	// parkedShapes are shapes that did not fit (BestEffortFIFO).
 	parkedShapes map[*workload.Shape]struct{}
+	// offer is what Candidates hands out for the queue, kept while nothing
+	// changes it: a queue whose workloads are all parked costs nothing.
+	// The slice is never modified once handed out (Decide reads it
+	// outside the lock); a change makes a new one. It is out of date when
+	// offerStale is set, before offerAt (when it was made), or from
+	// offerUntil on (when a backoff or a hold ends; 0 for never).
+	offer               []*workload.Info
+	offerNamespaces     []string
+	offerStale          bool
+	offerAt, offerUntil int64
+	// offerGen counts the offers made.
+	offerGen uint64
+	// blockedBy is the head that the rest of a StrictFIFO queue was last
+	// told to wait for, blockEpoch counts such heads, and toldGen is the
+	// offer the rest was told at (Blocked).
+	blockedBy  types.NamespacedName
+	blockEpoch uint32
+	toldGen    uint64
 }
+
+// changed marks the queue's offer out of date.
+func (q *queue) changed() { q.offerStale = true }
 
 // NewManager returns an empty manager.
 func NewManager() *Manager {
@@ -105,8 +138,9 @@ func (m *Manager) SetClusterQueue(name kueue.ClusterQueueReference, strategy kue
 	defer m.mu.Unlock()
 	q := m.queues[name]
 	if q == nil {
-		q = &queue{name: name, parkedShapes: map[*workload.Shape]struct{}{}}
+		q = &queue{name: name, parkedShapes: map[*workload.Shape]struct{}{}, offerStale: true}
 		m.queues[name] = q
+		m.sorted = nil
 		// Workloads waiting for this queue to exist join it.
 		for _, e := range m.workloads {
 			if e.queue == nil && e.info.ClusterQueue == name {
@@ -133,6 +167,7 @@ func (m *Manager) DeleteClusterQueue(name kueue.ClusterQueueReference) {
 		}
 	}
 	delete(m.queues, name)
+	m.sorted = nil
 }
 
 // SetLocalQueue records which ClusterQueue a LocalQueue feeds.

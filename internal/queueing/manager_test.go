@@ -210,3 +210,49 @@ func TestPendingSummarySplitsParkedWorkloads(t *testing.T) {
 		t.Fatalf("after unparking: %+v, want %+v", got, want)
 	}
 }
+
+// The workloads behind a StrictFIFO head are told once that they wait for
+// it: again only when the head changes, when they change, or when their
+// note could not be written.
+func TestBlockedWorkloadsAreToldOnce(t *testing.T) {
+	m := NewManager()
+	m.SetClusterQueue("cq", kueue.StrictFIFO)
+	m.SetLocalQueue(LocalQueueKey{Namespace: "ns", Name: "lq"}, "cq")
+	for i, name := range []string{"head", "b", "c"} {
+		m.AddOrUpdate(info(name, 0, int64(i), 1))
+	}
+	blocked := func() []string {
+		qs := m.Candidates(100)
+		if len(qs) != 1 {
+			t.Fatalf("candidates: %v", names(qs))
+		}
+		ws := qs[0].Workloads
+		var out []string
+		for _, w := range m.Blocked("cq", ws[0].Key, ws[1:]) {
+			out = append(out, w.Key.Name)
+		}
+		return out
+	}
+	check := func(step string, want ...string) {
+		t.Helper()
+		if got := blocked(); !equal(got, want) {
+			t.Errorf("%s: told %v, want %v", step, got, want)
+		}
+	}
+	check("first cycle", "b", "c")
+	check("nothing changed")
+	m.AddOrUpdate(info("d", 0, 10, 1))
+	check("a new workload", "d")
+	changed := info("c", 0, 2, 1)
+	changed.ResourceVersion = "2"
+	m.AddOrUpdate(changed)
+	check("a new version", "c")
+	m.Untold(types.NamespacedName{Namespace: "ns", Name: "b"})
+	check("a note not written", "b")
+	check("nothing changed again")
+	m.Delete(types.NamespacedName{Namespace: "ns", Name: "head"})
+	check("a new head", "c", "d")
+	if got := m.Blocked("cq", types.NamespacedName{Namespace: "ns", Name: "b"}, []*workload.Info{info("c", 0, 2, 1)}); len(got) != 0 {
+		t.Errorf("a copy of a told workload told again: %v", got)
+	}
+}

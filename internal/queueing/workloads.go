@@ -1,6 +1,9 @@
 package queueing
 
 import (
+	"maps"
+	"slices"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -35,12 +38,20 @@ func (m *Manager) addOrUpdate(info *workload.Info, force bool) bool {
 	}
 	info.Shape = m.shapes.Intern(info.Shape)
 	if e, ok := m.workloads[info.Key]; ok {
+		if force && unchangedStrict(e, info) {
+			m.shapes.Release(info.Shape)
+			return false // a preemptor still waiting, at the head of a StrictFIFO queue
+		}
 		if !force && sameScheduling(e.info, info) {
 			m.shapes.Release(info.Shape)
 			if e.info.ResourceVersion != info.ResourceVersion {
 				kept := *e.info
 				kept.ResourceVersion = info.ResourceVersion
 				e.info = &kept
+				e.told = 0
+				if e.queue != nil {
+					e.queue.changed() // hand out the new version
+				}
 			}
 			return false
 		}
@@ -49,7 +60,7 @@ func (m *Manager) addOrUpdate(info *workload.Info, force bool) bool {
 		m.unindex(e)
 		m.shapes.Release(e.info.Shape)
 		e.info = info
-		e.parked, e.fresh = false, true
+		e.parked, e.fresh, e.told = false, true, 0
 		m.index(e)
 		m.attach(e)
 		return true
@@ -67,6 +78,34 @@ func (m *Manager) addOrUpdate(info *workload.Info, force bool) bool {
 func sameScheduling(a, b *workload.Info) bool {
 	return a.UID == b.UID && a.LocalQueue == b.LocalQueue && a.ClusterQueue == b.ClusterQueue && a.Priority == b.Priority &&
 		a.QueueOrderTime == b.QueueOrderTime && a.RequeueAt == b.RequeueAt && a.Shape == b.Shape
+}
+
+// unchangedStrict reports that replacing e's Info in a StrictFIFO queue
+// would change nothing: no shape is parked there, so a fresh mark means
+// nothing either.
+func unchangedStrict(e *entry, info *workload.Info) bool {
+	return e.queue != nil && e.queue.strategy == kueue.StrictFIFO && !e.parked && sameScheduling(e.info, info) &&
+		samePreemption(e.info, info) && e.info.ResourceVersion == info.ResourceVersion
+}
+
+// samePreemption reports whether two Infos carry the same preemption mark
+// and hint.
+func samePreemption(a, b *workload.Info) bool {
+	if a.Preempting != b.Preempting || (a.Hint == nil) != (b.Hint == nil) {
+		return false
+	}
+	if a.Hint == nil {
+		return true
+	}
+	if !slices.Equal(a.Hint.Counts, b.Hint.Counts) || len(a.Hint.Flavors) != len(b.Hint.Flavors) {
+		return false
+	}
+	for i := range a.Hint.Flavors {
+		if !maps.Equal(a.Hint.Flavors[i], b.Hint.Flavors[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func (m *Manager) index(e *entry) {
@@ -110,6 +149,9 @@ func (m *Manager) HoldBack(key types.NamespacedName, until int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.heldUntil[key] = until
+	if e, ok := m.workloads[key]; ok && e.queue != nil {
+		e.queue.changed()
+	}
 }
 
 // Get returns a pending workload's Info.
@@ -135,6 +177,7 @@ func (m *Manager) attach(e *entry) {
 	e.queue = q
 	q.count++
 	q.sorted = false
+	q.changed()
 	if e.listedIn == q {
 		q.stale-- // its old slot is live again
 		return
@@ -149,6 +192,7 @@ func (m *Manager) detach(e *entry) {
 	if q := e.queue; q != nil {
 		q.count--
 		q.stale++
+		q.changed()
 		e.queue = nil
 	}
 }

@@ -28,6 +28,19 @@ func (s *Scheduler) refused(ctx context.Context, d *scheduling.Decision, snap *s
 	s.writePending(ctx, d, now)
 }
 
+// blocked tells the workloads behind a StrictFIFO head that was not
+// admitted why they wait. Only those not told so yet are (the cache keeps
+// track): a workload is told once when it becomes blocked, not every cycle.
+func (s *Scheduler) blocked(ctx context.Context, b *scheduling.Blocked, now time.Time) {
+	msg := b.Message()
+	explain := func() string { return msg }
+	for _, w := range s.Cache.Blocked(b) {
+		s.act(ctx, w, now, func() {
+			s.writeWaiting(ctx, w, scheduling.BlockedByHead.ConditionReason(), explain, true, now)
+		})
+	}
+}
+
 // writePending writes QuotaReserved=False with the decision's reason.
 func (s *Scheduler) writePending(ctx context.Context, d *scheduling.Decision, now time.Time) {
 	warn := d.Reason != scheduling.WaitingForPreemptedWorkloads
@@ -59,6 +72,9 @@ func (s *Scheduler) sendPending(ctx context.Context, key types.NamespacedName, n
 	var wl kueue.Workload
 	if err := s.Client.Get(ctx, key, &wl); err != nil || wl.Status.Admission != nil || !lifecycle.Active(&wl) {
 		// Admitted, gone, or deactivated meanwhile: the note is stale.
+		if err != nil {
+			s.Cache.Untold(key)
+		}
 		return
 	}
 	// The informer may not show the last pending write yet; what it
@@ -73,6 +89,7 @@ func (s *Scheduler) sendPending(ctx context.Context, key types.NamespacedName, n
 	rv, err := s.Writer.WorkloadStatusVersion(ctx, &wl, st, apply.AdmissionManager)
 	if err != nil {
 		s.log.V(2).Info("pending status not written", "workload", key, "error", err.Error())
+		s.Cache.Untold(key) // a blocked workload is told again next cycle
 		return
 	}
 	s.pending.written(key, n.reason, now)

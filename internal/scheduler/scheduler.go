@@ -204,7 +204,7 @@ func (s *Scheduler) cycle(ctx context.Context) bool {
 		return false
 	}
 	res, setAside := s.decide(ctx, snap, queues, start)
-	rep := CycleReport{Decisions: len(res.Decisions), Admitted: res.Admitted, SetAside: setAside}
+	rep := CycleReport{Decisions: res.Workloads(), Admitted: res.Admitted, SetAside: setAside}
 	blocked := s.BlockAdmission && !s.Cache.AllPodsReady()
 	heldBack := false
 	for i := range res.Decisions {
@@ -225,6 +225,9 @@ func (s *Scheduler) cycle(ctx context.Context) bool {
 		default:
 			s.act(ctx, d.Workload, start, func() { s.refused(ctx, d, snap, start) })
 		}
+	}
+	for i := range res.Blocked {
+		s.blocked(ctx, &res.Blocked[i], start)
 	}
 	if heldBack {
 		// Refusals after a held-back admission counted its quota as taken.

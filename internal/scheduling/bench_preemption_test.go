@@ -77,7 +77,7 @@ func benchPreemption(b *testing.B, fs *FairSharing) {
 	var preemptors, victims, decisions int
 	for b.Loop() {
 		r := Decide(snap, queues, opts)
-		preemptors, victims, decisions = 0, 0, len(r.Decisions)
+		preemptors, victims, decisions = 0, 0, r.Workloads()
 		for _, d := range r.Decisions {
 			if len(d.Victims) > 0 {
 				preemptors++

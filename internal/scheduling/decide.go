@@ -48,11 +48,17 @@ type cursor struct {
 	root  *hierarchy.Node
 	items []*workload.Info
 	pos   int
+	// namespaces lists the distinct namespaces of items, when known.
+	namespaces []string
 	// failed remembers the decisions of shapes that could not be admitted,
 	// for BestEffortFIFO: usage only grows during a cycle and victims only
 	// get scarcer, so later workloads of the same shape (and, when the
 	// failure was a lack of victims, no higher priority) fail too.
-	failed map[failKey]*Decision
+	// Values are indexes in Result.Decisions; failures that depend on
+	// priority are kept per shape in the order they happened, and the
+	// earliest that applies is used.
+	failed         map[failKey]int
+	failedPriority map[*workload.Shape][]priorityFailure
 	// head's assignment and the root version it was computed at.
 	asg     flavors.Assignment
 	version uint64
@@ -70,6 +76,11 @@ type failKey struct {
 	priority int32
 }
 
+type priorityFailure struct {
+	priority int32
+	decision int
+}
+
 // noPriority keys failures that do not depend on priority; deferredKey
 // keys shapes whose preemption search was deferred (they needed preemption
 // after the queue's search failed; usage only grows, so they still would).
@@ -82,8 +93,8 @@ const (
 // workloads in queue order. Every workload that fits is admitted, in order:
 // across ClusterQueues, heads that fit without borrowing go first, then by
 // priority and queue-order time (or by share, under fair sharing); within a
-// queue, StrictFIFO stops at the first workload that does not fit and
-// BestEffortFIFO skips it. A workload that fits only by preempting others
+// queue, StrictFIFO stops at the first workload that does not fit (the rest
+// is reported blocked, in one Blocked summary) and BestEffortFIFO skips it. A workload that fits only by preempting others
 // gets victims that no other workload of the cycle gets, and the quota it
 // needs is held for it for the rest of the cycle. The snapshot is not
 // modified.
@@ -109,7 +120,11 @@ func Decide(snap *state.Snapshot, queues []workload.Queue, opts Options) Result 
 	}
 	total := 0
 	for _, q := range queues {
-		total += len(q.Workloads)
+		if cq := snap.ClusterQueues[q.ClusterQueue]; cq != nil && cq.QueueingStrategy == kueue.StrictFIFO {
+			total += min(len(q.Workloads), 8) // the rest is usually blocked
+		} else {
+			total += len(q.Workloads)
+		}
 	}
 	c.result.Decisions = make([]Decision, 0, total)
 	sorted := slices.Clone(queues)
@@ -124,7 +139,7 @@ func Decide(snap *state.Snapshot, queues []workload.Queue, opts Options) Result 
 }
 
 func (c *cycle) newCursor(q workload.Queue) *cursor {
-	cur := &cursor{name: q.ClusterQueue, items: q.Workloads, failed: map[failKey]*Decision{}}
+	cur := &cursor{name: q.ClusterQueue, items: q.Workloads, namespaces: q.Namespaces}
 	if cq, ok := c.snap.ClusterQueues[q.ClusterQueue]; ok {
 		cur.cq = cq
 		cur.node = c.tree.ClusterQueue(q.ClusterQueue)

@@ -6,6 +6,8 @@
 package scheduling
 
 import (
+	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -92,10 +94,61 @@ type Decision struct {
 
 // Result is the outcome of one cycle.
 type Result struct {
-	// Decisions holds one decision per candidate, in the order made.
+	// Decisions holds one decision per candidate, in the order made,
+	// except for the workloads in Blocked.
 	Decisions []Decision
+	// Blocked holds, per StrictFIFO ClusterQueue whose head was not
+	// admitted, the workloads behind the head: they wait for it
+	// (BlockedByHead) and are not decided one by one.
+	Blocked []Blocked
 	// Admitted counts the admissions.
 	Admitted int
+}
+
+// Blocked is the rest of a StrictFIFO queue behind a head that was not
+// admitted.
+type Blocked struct {
+	ClusterQueue kueue.ClusterQueueReference
+	Head         *workload.Info
+	// Workloads are those behind the head, in queue order. The slice may
+	// be shared with the candidates: do not modify it.
+	Workloads []*workload.Info
+}
+
+// Message says why the workloads wait.
+func (b *Blocked) Message() string {
+	return fmt.Sprintf("waiting behind %s, the head of StrictFIFO ClusterQueue %s, which isn't admitted yet", b.Head.Key, b.ClusterQueue)
+}
+
+// Decisions spells the summary out as one BlockedByHead decision per
+// workload.
+func (b *Blocked) Decisions() []Decision {
+	msg := b.Message()
+	out := make([]Decision, len(b.Workloads))
+	for i, w := range b.Workloads {
+		out[i] = Decision{Workload: w, Reason: BlockedByHead, Message: msg}
+	}
+	return out
+}
+
+// AllDecisions returns the decisions followed by the blocked workloads
+// spelled out (Blocked.Decisions): one per candidate.
+func (r *Result) AllDecisions() []Decision {
+	out := slices.Clone(r.Decisions)
+	for i := range r.Blocked {
+		out = append(out, r.Blocked[i].Decisions()...)
+	}
+	return out
+}
+
+// Workloads is the number of candidates decided: the decisions and the
+// blocked workloads.
+func (r *Result) Workloads() int {
+	n := len(r.Decisions)
+	for i := range r.Blocked {
+		n += len(r.Blocked[i].Workloads)
+	}
+	return n
 }
 
 // DefaultPatience is the manager's default Options.Patience: long enough

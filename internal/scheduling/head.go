@@ -23,7 +23,8 @@ func (c *cycle) evaluateHead(cur *cursor) bool {
 		cur.pos++
 		return false
 	}
-	if prev := cur.failedBefore(w); prev != nil {
+	if i, ok := cur.failedBefore(w); ok {
+		prev := &c.result.Decisions[i]
 		c.decide(Decision{Workload: w, Reason: prev.Reason, Message: prev.Message, Assignment: prev.Assignment, Deferred: prev.Deferred})
 		cur.pos++
 		return false
@@ -76,24 +77,41 @@ func (c *cycle) refuse(cur *cursor, w *workload.Info, d Decision, priority int32
 		c.blockRest(cur, w)
 		return
 	}
-	cur.failed[failKey{shape: w.Shape, priority: priority}] = &d
+	cur.fail(failKey{shape: w.Shape, priority: priority}, len(c.result.Decisions)-1)
 }
 
-// failedBefore returns the refusal of an earlier workload of the same shape
-// that implies this one's.
-func (cur *cursor) failedBefore(w *workload.Info) *Decision {
-	if d, ok := cur.failed[failKey{shape: w.Shape, priority: noPriority}]; ok {
-		return d
+// fail remembers the decision (its index) of a refused shape.
+func (cur *cursor) fail(key failKey, decision int) {
+	if key.priority > deferredKey {
+		if cur.failedPriority == nil {
+			cur.failedPriority = map[*workload.Shape][]priorityFailure{}
+		}
+		cur.failedPriority[key.shape] = append(cur.failedPriority[key.shape], priorityFailure{priority: key.priority, decision: decision})
+		return
 	}
-	if d, ok := cur.failed[failKey{shape: w.Shape, priority: deferredKey}]; ok {
-		return d
+	if cur.failed == nil {
+		cur.failed = map[failKey]int{}
 	}
-	for key, d := range cur.failed {
-		if key.shape == w.Shape && key.priority > deferredKey && w.Priority <= key.priority {
-			return d
+	cur.failed[key] = decision
+}
+
+// failedBefore returns the refusal (its index in Result.Decisions) of an
+// earlier workload of the same shape that implies this one's.
+func (cur *cursor) failedBefore(w *workload.Info) (int, bool) {
+	if len(cur.failed) > 0 {
+		if i, ok := cur.failed[failKey{shape: w.Shape, priority: noPriority}]; ok {
+			return i, true
+		}
+		if i, ok := cur.failed[failKey{shape: w.Shape, priority: deferredKey}]; ok {
+			return i, true
 		}
 	}
-	return nil
+	for _, f := range cur.failedPriority[w.Shape] {
+		if w.Priority <= f.priority {
+			return f.decision, true
+		}
+	}
+	return 0, false
 }
 
 // preemptForHead finds victims for a head that needs preemption. With
@@ -107,7 +125,7 @@ func (c *cycle) preemptForHead(cur *cursor) {
 			Message: "the search for workloads to preempt is deferred to the next cycle"}
 		c.decide(d)
 		cur.pos++
-		cur.failed[failKey{shape: w.Shape, priority: deferredKey}] = &d
+		cur.fail(failKey{shape: w.Shape, priority: deferredKey}, len(c.result.Decisions)-1)
 		return
 	}
 	finder := c.victimFinder()
@@ -290,17 +308,39 @@ func (c *cycle) precheck(cur *cursor, w *workload.Info) (Decision, bool) {
 	return Decision{}, true
 }
 
-// blockRest refuses everything behind a StrictFIFO head that was not
-// admitted. Workloads whose namespace the queue does not admit are refused
-// for that.
+// blockRest reports everything behind a StrictFIFO head that was not
+// admitted as blocked, in one summary: those workloads are not evaluated.
+// Workloads whose namespace the queue does not admit are refused for that
+// (once per namespace when the candidates list their namespaces).
 func (c *cycle) blockRest(cur *cursor, head *workload.Info) {
-	msg := fmt.Sprintf("waiting behind %s, the head of StrictFIFO ClusterQueue %s, which isn't admitted yet", head.Key, cur.name)
-	for ; cur.pos < len(cur.items); cur.pos++ {
-		w := cur.items[cur.pos]
-		if d, ok := c.precheck(cur, w); !ok {
-			c.decide(d)
-			continue
+	rest := cur.items[cur.pos:]
+	cur.pos = len(cur.items)
+	if !c.namespacesAllowed(cur) {
+		var kept []*workload.Info
+		for _, w := range rest {
+			if d, ok := c.precheck(cur, w); !ok {
+				c.decide(d)
+				continue
+			}
+			kept = append(kept, w)
 		}
-		c.decide(Decision{Workload: w, Reason: BlockedByHead, Message: msg})
+		rest = kept
 	}
+	if len(rest) > 0 {
+		c.result.Blocked = append(c.result.Blocked, Blocked{ClusterQueue: cur.name, Head: head, Workloads: rest})
+	}
+}
+
+// namespacesAllowed reports whether the queue admits every namespace of
+// its candidates, when they are listed.
+func (c *cycle) namespacesAllowed(cur *cursor) bool {
+	if cur.namespaces == nil {
+		return false
+	}
+	for _, ns := range cur.namespaces {
+		if !c.snap.NamespaceAllowed(cur.cq, ns) {
+			return false
+		}
+	}
+	return true
 }

@@ -3,7 +3,6 @@ package scheduling
 import (
 	"flag"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -485,7 +484,7 @@ func (r *simRun) checkPreemptor(c *simCycle, tree *hierarchy.Tree, d *Decision, 
 	for vi, v := range d.Victims {
 		a := v.Workload
 		r.stats.reasons[v.Reason]++
-		if held, ok := c.snap.Admitted[a.Key]; !ok || held != a {
+		if !slices.Contains(c.snap.AdmittedIn(a.ClusterQueue), a) {
 			r.fail("%s preempts %s, which holds no quota", name, a.Key.Name)
 		}
 		if a.Key == w.Key {
@@ -900,8 +899,11 @@ func (r *simRun) checkDirectLoops(c *simCycle) {
 		}
 		if st == nil {
 			st = r.c.build(false)
-			for _, k := range slices.SortedFunc(maps.Keys(c.snap.Admitted), func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) }) {
-				if err := st.Assume(c.snap.Admitted[k]); err != nil {
+			var all []*state.Admitted
+			c.snap.EachAdmitted(func(a *state.Admitted) bool { all = append(all, a); return true })
+			slices.SortFunc(all, func(a, b *state.Admitted) int { return strings.Compare(a.Key.String(), b.Key.String()) })
+			for _, a := range all {
+				if err := st.Assume(a); err != nil {
 					r.fail("direct loop check: %v", err)
 				}
 			}

@@ -108,7 +108,7 @@ func (s *sim) decide() *simCycle {
 // apply carries out a cycle's decisions. It returns the number of
 // admissions and of preemptions (preemptors, with or without victims).
 func (s *sim) apply(c *simCycle) (admitted, preemptions int) {
-	for _, d := range c.res.Decisions {
+	for _, d := range c.res.AllDecisions() {
 		w := d.Workload
 		switch {
 		case d.Admit:

@@ -28,8 +28,9 @@ import (
 // and pending workloads with 1-3 PodSets, random counts, minCount, requests,
 // node selectors, affinity and tolerations. For every trace:
 //
-//  1. every pending workload gets exactly one decision; Result.Admitted
-//     counts the admissions; a refusal has a reason;
+//  1. every pending workload gets exactly one decision, or a place in one
+//     Blocked summary; Result.Admitted counts the admissions; a refusal has
+//     a reason;
 //  2. Decide does not modify the snapshot, and is deterministic: the same
 //     input, and the same queues in another order, give the same decisions;
 //  3. an admitted decision is well formed: its queue exists and is active;
@@ -47,7 +48,7 @@ import (
 //     max(0, U-G) <= Q-G+BL);
 //  5. StrictFIFO: after the first workload of a queue refused by flavor
 //     assignment, nothing behind it in that queue is admitted, and each is
-//     refused as BlockedByHead (or by a queue-level precheck);
+//     in the queue's Blocked summary (or refused by a precheck);
 //  6. BestEffortFIFO: a single-PodSet workload refused by flavor assignment
 //     still does not fit the final tree (usage only grows within a cycle);
 //     and no admitted single-PodSet workload dominates an earlier refused
@@ -114,14 +115,17 @@ func (p *propRun) run() {
 	p.snap = c.build(true).Snapshot()
 	p.queues = propQueues(slices.Clone(c.pending))
 	before := propTreeDump(p.snap.Tree)
-	admittedBefore := len(p.snap.Admitted)
+	admittedBefore := p.snap.AdmittedCount()
 	p.result = Decide(p.snap, p.queues, c.opts)
-	if after := propTreeDump(p.snap.Tree); after != before || len(p.snap.Admitted) != admittedBefore {
+	if after := propTreeDump(p.snap.Tree); after != before || p.snap.AdmittedCount() != admittedBefore {
 		p.fail("Decide modified the snapshot:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 	again := Decide(p.snap, p.queues, c.opts)
 	if got, want := describe(again), describe(p.result); got != want || again.Admitted != p.result.Admitted {
 		p.fail("a second run decided differently:\n%s", got)
+	}
+	if got, want := describe(Decide(p.snap, withNamespaces(p.queues), c.opts)), describe(p.result); got != want {
+		p.fail("the same queues with their namespaces listed decided differently:\n%s", got)
 	}
 	shuffled := slices.Clone(p.queues)
 	c.rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
@@ -137,12 +141,27 @@ func (p *propRun) run() {
 	p.checkFitsAlone()
 }
 
+// withNamespaces lists each queue's namespaces, as the queue manager does.
+func withNamespaces(queues []workload.Queue) []workload.Queue {
+	out := slices.Clone(queues)
+	for i := range out {
+		out[i].Namespaces = []string{}
+		for _, w := range out[i].Workloads {
+			if !slices.Contains(out[i].Namespaces, w.Key.Namespace) {
+				out[i].Namespaces = append(out[i].Namespaces, w.Key.Namespace)
+			}
+		}
+	}
+	return out
+}
+
 // checkOneEach: property 1.
 func (p *propRun) checkOneEach() {
 	p.byKey = map[types.NamespacedName]*Decision{}
 	admitted := 0
-	for i := range p.result.Decisions {
-		d := &p.result.Decisions[i]
+	all := p.result.AllDecisions()
+	for i := range all {
+		d := &all[i]
 		if p.byKey[d.Workload.Key] != nil {
 			p.fail("%s decided twice", d.Workload.Key.Name)
 		}
@@ -170,8 +189,8 @@ func (p *propRun) checkOneEach() {
 			p.fail("%s got no decision", w.Key.Name)
 		}
 	}
-	if len(p.result.Decisions) != len(p.c.pending) {
-		p.fail("%d decisions for %d pending workloads", len(p.result.Decisions), len(p.c.pending))
+	if len(all) != len(p.c.pending) || p.result.Workloads() != len(all) {
+		p.fail("%d decisions (Workloads() %d) for %d pending workloads", len(all), p.result.Workloads(), len(p.c.pending))
 	}
 	if admitted != p.result.Admitted {
 		p.fail("Result.Admitted = %d, but %d decisions admit", p.result.Admitted, admitted)

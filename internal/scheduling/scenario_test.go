@@ -220,17 +220,21 @@ func TestScenarios(t *testing.T) {
 			if got, want := describe(again), describe(result); got != want {
 				t.Errorf("a second run decided differently:\n%s\nvs\n%s", got, want)
 			}
+			if got, want := describe(Decide(snap, withNamespaces(queues), opts)), describe(result); got != want {
+				t.Errorf("with namespaces listed:\n%s\nvs\n%s", got, want)
+			}
 		})
 	}
 }
 
 func checkScenario(t *testing.T, sc *scenario, result Result) {
 	t.Helper()
-	if len(result.Decisions) != len(sc.Pending) {
-		t.Fatalf("%d decisions for %d pending workloads", len(result.Decisions), len(sc.Pending))
+	all := result.AllDecisions()
+	if len(all) != len(sc.Pending) {
+		t.Fatalf("%d decisions for %d pending workloads", len(all), len(sc.Pending))
 	}
 	seen := map[string]bool{}
-	for _, d := range result.Decisions {
+	for _, d := range all {
 		name := d.Workload.Key.Name
 		seen[name] = true
 		want, ok := sc.Expect[name]
@@ -300,7 +304,7 @@ func findPodSet(asg *flavors.Assignment, name string) *flavors.PodSetAssignment 
 
 func describe(r Result) string {
 	var b strings.Builder
-	for _, d := range r.Decisions {
+	for _, d := range r.AllDecisions() {
 		b.WriteString(describeOne(d) + "\n")
 	}
 	return b.String()

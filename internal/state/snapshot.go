@@ -2,19 +2,18 @@ package state
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/hierarchy"
 )
 
-// Snapshot is an immutable view of the state for one scheduling cycle.
-// Callers must not modify it; the scheduling core clones the tree before
-// simulating admissions.
+// Snapshot is an immutable view of the state for one scheduling cycle. It
+// shares its maps and lists with the state and with other snapshots:
+// callers must not modify them. Its Tree is frozen; the scheduling core
+// works on a Clone of it.
 type Snapshot struct {
 	// Now (Unix nanoseconds) is when the snapshot was taken.
 	Now           int64
@@ -23,10 +22,10 @@ type Snapshot struct {
 	Cohorts       map[kueue.CohortReference]*Cohort
 	Flavors       map[kueue.ResourceFlavorReference]*Flavor
 	Namespaces    map[string]labels.Set
-	Admitted      map[types.NamespacedName]*Admitted
 	checks        map[kueue.AdmissionCheckReference]bool
 	inactive      map[kueue.ClusterQueueReference]Inactive
-	byQueue       map[kueue.ClusterQueueReference][]*Admitted
+	byQueue       admittedView
+	admitted      int
 }
 
 // Inactive explains why a ClusterQueue cannot admit workloads. Reason is one
@@ -54,9 +53,10 @@ func (s *Snapshot) ClusterQueueInactive(name kueue.ClusterQueueReference) (Inact
 	return in, ok
 }
 
-func (s *Snapshot) computeInactive() {
-	s.inactive = map[kueue.ClusterQueueReference]Inactive{}
-	for name, cq := range s.ClusterQueues {
+func computeInactive(queues map[kueue.ClusterQueueReference]*ClusterQueue, flavors map[kueue.ResourceFlavorReference]*Flavor,
+	checks map[kueue.AdmissionCheckReference]bool, tree *hierarchy.Tree) map[kueue.ClusterQueueReference]Inactive {
+	out := map[kueue.ClusterQueueReference]Inactive{}
+	for name, cq := range queues {
 		var reasons, messages []string
 		add := func(reason, msg string) {
 			reasons = append(reasons, reason)
@@ -73,7 +73,7 @@ func (s *Snapshot) computeInactive() {
 		}
 		var missing []string
 		for _, f := range cq.Flavors() {
-			if _, ok := s.Flavors[f]; !ok {
+			if _, ok := flavors[f]; !ok {
 				missing = append(missing, string(f))
 			}
 		}
@@ -81,7 +81,7 @@ func (s *Snapshot) computeInactive() {
 			add(InactiveFlavorNotFound, "ResourceFlavors not found: "+strings.Join(missing, ", "))
 		}
 		for _, ac := range cq.AdmissionChecks {
-			active, found := s.checks[ac.Name]
+			active, found := checks[ac.Name]
 			switch {
 			case !found:
 				add(InactiveAdmissionCheckNotFound, fmt.Sprintf("AdmissionCheck %s not found", ac.Name))
@@ -89,13 +89,14 @@ func (s *Snapshot) computeInactive() {
 				add(InactiveAdmissionCheckInactive, fmt.Sprintf("AdmissionCheck %s is not active", ac.Name))
 			}
 		}
-		if n := s.Tree.ClusterQueue(name); n != nil && !n.Active() {
+		if n := tree.ClusterQueue(name); n != nil && !n.Active() {
 			add(InactiveCohortCycle, "the Cohort "+string(cq.Cohort)+" is part of a cycle of parents")
 		}
 		if len(reasons) > 0 {
-			s.inactive[name] = Inactive{Reason: reasons[0], Message: strings.Join(messages, "; ")}
+			out[name] = Inactive{Reason: reasons[0], Message: strings.Join(messages, "; ")}
 		}
 	}
+	return out
 }
 
 // NamespaceAllowed reports whether the ClusterQueue admits workloads from ns.
@@ -109,23 +110,27 @@ func (s *Snapshot) NamespaceAllowed(cq *ClusterQueue, ns string) bool {
 // AdmittedIn returns the workloads holding quota in a ClusterQueue, sorted
 // by key.
 func (s *Snapshot) AdmittedIn(name kueue.ClusterQueueReference) []*Admitted {
-	return s.byQueue[name]
+	return s.byQueue.get(name)
 }
 
-func indexByQueue(byQueue map[kueue.ClusterQueueReference]map[types.NamespacedName]*Admitted) map[kueue.ClusterQueueReference][]*Admitted {
-	out := make(map[kueue.ClusterQueueReference][]*Admitted, len(byQueue))
-	for name, byKey := range byQueue {
-		list := make([]*Admitted, 0, len(byKey))
-		for _, a := range byKey {
-			list = append(list, a)
-		}
-		slices.SortFunc(list, func(a, b *Admitted) int {
-			if c := strings.Compare(a.Key.Namespace, b.Key.Namespace); c != 0 {
-				return c
+// AdmittedCount is the number of workloads holding quota.
+func (s *Snapshot) AdmittedCount() int { return s.admitted }
+
+// EachAdmitted calls f for every workload holding quota, by ClusterQueue
+// name and then key, until f returns false.
+func (s *Snapshot) EachAdmitted(f func(*Admitted) bool) {
+	for _, name := range s.byQueue.names() {
+		for _, a := range s.byQueue.get(name) {
+			if !f(a) {
+				return
 			}
-			return strings.Compare(a.Key.Name, b.Key.Name)
-		})
-		out[name] = list
+		}
 	}
-	return out
+}
+
+func compareKeys(a, b *Admitted) int {
+	if c := strings.Compare(a.Key.Namespace, b.Key.Namespace); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Key.Name, b.Key.Name)
 }

@@ -52,15 +52,29 @@ func (a *Admitted) SmallestUsage() resources.FlavorResourceQuantities {
 
 // State is the live picture, fed by controllers. It is not safe for
 // concurrent use; the manager serializes access.
+//
+// A snapshot costs what changed since the previous one: the maps it hands
+// out are shared until their next change (cowMap), the cohort tree is
+// frozen and copied per cohort tree on write (hierarchy.Tree.Freeze), the
+// per-queue lists of admitted workloads are sorted again only for the
+// queues whose workloads changed, and why queues are inactive is computed
+// again only after a change of queues, cohorts, flavors or checks.
 type State struct {
-	flavors    map[kueue.ResourceFlavorReference]*Flavor
-	queues     map[kueue.ClusterQueueReference]*ClusterQueue
-	cohorts    map[kueue.CohortReference]*Cohort
-	checks     map[kueue.AdmissionCheckReference]bool
-	namespaces map[string]labels.Set
+	flavors    cowMap[kueue.ResourceFlavorReference, *Flavor]
+	queues     cowMap[kueue.ClusterQueueReference, *ClusterQueue]
+	cohorts    cowMap[kueue.CohortReference, *Cohort]
+	checks     cowMap[kueue.AdmissionCheckReference, bool]
+	namespaces cowMap[string, labels.Set]
 	admitted   map[types.NamespacedName]*Admitted
 	// byQueue indexes admitted workloads by ClusterQueue.
 	byQueue map[kueue.ClusterQueueReference]map[types.NamespacedName]*Admitted
+	// sorted holds each ClusterQueue's admitted workloads sorted by key,
+	// as snapshots hand them out; the lists of the queues in unsorted are
+	// out of date.
+	sorted   admittedLists
+	unsorted map[kueue.ClusterQueueReference]struct{}
+	// inactive says why ClusterQueues cannot admit; nil when out of date.
+	inactive map[kueue.ClusterQueueReference]Inactive
 	// gone holds ClusterQueues whose object was deleted while workloads
 	// still held quota in them; they stay in the tree, terminating, until
 	// the last reservation is released.
@@ -71,30 +85,38 @@ type State struct {
 // New returns an empty state.
 func New() *State {
 	return &State{
-		flavors:    map[kueue.ResourceFlavorReference]*Flavor{},
-		queues:     map[kueue.ClusterQueueReference]*ClusterQueue{},
-		cohorts:    map[kueue.CohortReference]*Cohort{},
-		checks:     map[kueue.AdmissionCheckReference]bool{},
-		namespaces: map[string]labels.Set{},
+		flavors:    newCowMap[kueue.ResourceFlavorReference, *Flavor](),
+		queues:     newCowMap[kueue.ClusterQueueReference, *ClusterQueue](),
+		cohorts:    newCowMap[kueue.CohortReference, *Cohort](),
+		checks:     newCowMap[kueue.AdmissionCheckReference, bool](),
+		namespaces: newCowMap[string, labels.Set](),
 		admitted:   map[types.NamespacedName]*Admitted{},
 		byQueue:    map[kueue.ClusterQueueReference]map[types.NamespacedName]*Admitted{},
+		unsorted:   map[kueue.ClusterQueueReference]struct{}{},
 		gone:       map[kueue.ClusterQueueReference]bool{},
 		tree:       hierarchy.New(),
 	}
 }
 
 // SetFlavor adds or replaces a flavor.
-func (s *State) SetFlavor(f *Flavor) { s.flavors[f.Name] = f }
+func (s *State) SetFlavor(f *Flavor) {
+	s.flavors.set(f.Name, f)
+	s.inactive = nil
+}
 
 // DeleteFlavor removes a flavor.
-func (s *State) DeleteFlavor(name kueue.ResourceFlavorReference) { delete(s.flavors, name) }
+func (s *State) DeleteFlavor(name kueue.ResourceFlavorReference) {
+	s.flavors.del(name)
+	s.inactive = nil
+}
 
 // SetClusterQueue adds or replaces a ClusterQueue; usage of its admitted
 // workloads is kept. Workloads recorded before the ClusterQueue existed (on
 // restart, events arrive in any order) are counted when it appears.
 func (s *State) SetClusterQueue(cq *ClusterQueue) {
 	delete(s.gone, cq.Name)
-	s.queues[cq.Name] = cq
+	s.queues.set(cq.Name, cq)
+	s.inactive = nil
 	isNew := s.tree.ClusterQueue(cq.Name) == nil
 	s.tree.SetClusterQueue(cq.Name, cq.Cohort, cq.Quotas)
 	if isNew {
@@ -111,46 +133,53 @@ func (s *State) SetClusterQueue(cq *ClusterQueue) {
 // admits nothing; it leaves when the last of them is forgotten. It reports
 // whether the queue left the tree now.
 func (s *State) DeleteClusterQueue(name kueue.ClusterQueueReference) bool {
-	if cq, ok := s.queues[name]; ok && len(s.byQueue[name]) > 0 {
+	s.inactive = nil
+	if cq, ok := s.queues.m[name]; ok && len(s.byQueue[name]) > 0 {
 		if !cq.Terminating {
 			cp := *cq
 			cp.Terminating = true
-			s.queues[name] = &cp
+			s.queues.set(name, &cp)
 		}
 		s.gone[name] = true
 		return false
 	}
 	delete(s.gone, name)
-	delete(s.queues, name)
+	s.queues.del(name)
 	s.tree.DeleteClusterQueue(name)
 	return true
 }
 
 // SetCohort adds or replaces a Cohort.
 func (s *State) SetCohort(c *Cohort) {
-	s.cohorts[c.Name] = c
+	s.cohorts.set(c.Name, c)
+	s.inactive = nil
 	s.tree.SetCohort(c.Name, c.Parent, c.Quotas)
 }
 
 // DeleteCohort removes a Cohort object.
 func (s *State) DeleteCohort(name kueue.CohortReference) {
-	delete(s.cohorts, name)
+	s.cohorts.del(name)
+	s.inactive = nil
 	s.tree.DeleteCohort(name)
 }
 
 // SetAdmissionCheck records whether an AdmissionCheck exists and is active.
 func (s *State) SetAdmissionCheck(name kueue.AdmissionCheckReference, active bool) {
-	s.checks[name] = active
+	s.checks.set(name, active)
+	s.inactive = nil
 }
 
 // DeleteAdmissionCheck forgets an AdmissionCheck.
-func (s *State) DeleteAdmissionCheck(name kueue.AdmissionCheckReference) { delete(s.checks, name) }
+func (s *State) DeleteAdmissionCheck(name kueue.AdmissionCheckReference) {
+	s.checks.del(name)
+	s.inactive = nil
+}
 
 // SetNamespace records a namespace's labels.
-func (s *State) SetNamespace(name string, l map[string]string) { s.namespaces[name] = labels.Set(l) }
+func (s *State) SetNamespace(name string, l map[string]string) { s.namespaces.set(name, labels.Set(l)) }
 
 // DeleteNamespace forgets a namespace.
-func (s *State) DeleteNamespace(name string) { delete(s.namespaces, name) }
+func (s *State) DeleteNamespace(name string) { s.namespaces.del(name) }
 
 // Assume records an admission and adds its usage to the tree. It fails if
 // the workload already holds quota, so nothing is admitted twice.
@@ -163,6 +192,7 @@ func (s *State) Assume(a *Admitted) error {
 		s.byQueue[a.ClusterQueue] = map[types.NamespacedName]*Admitted{}
 	}
 	s.byQueue[a.ClusterQueue][a.Key] = a
+	s.unsorted[a.ClusterQueue] = struct{}{}
 	if n := s.tree.ClusterQueue(a.ClusterQueue); n != nil {
 		s.tree.AddUsage(n, a.Usage)
 	}
@@ -177,6 +207,7 @@ func (s *State) Forget(key types.NamespacedName) bool {
 		return false
 	}
 	delete(s.admitted, key)
+	s.unsorted[a.ClusterQueue] = struct{}{}
 	if byKey := s.byQueue[a.ClusterQueue]; byKey != nil {
 		delete(byKey, key)
 		if len(byKey) == 0 {
@@ -205,6 +236,7 @@ func (s *State) Replace(a *Admitted) error {
 	}
 	s.admitted[a.Key] = a
 	s.byQueue[a.ClusterQueue][a.Key] = a
+	s.unsorted[a.ClusterQueue] = struct{}{}
 	return nil
 }
 
@@ -234,13 +266,13 @@ func (s *State) Tree() *hierarchy.Tree { return s.tree }
 
 // Cohort returns a Cohort.
 func (s *State) Cohort(name kueue.CohortReference) (*Cohort, bool) {
-	c, ok := s.cohorts[name]
+	c, ok := s.cohorts.m[name]
 	return c, ok
 }
 
 // Flavor returns a ResourceFlavor.
 func (s *State) Flavor(name kueue.ResourceFlavorReference) (*Flavor, bool) {
-	f, ok := s.flavors[name]
+	f, ok := s.flavors.m[name]
 	return f, ok
 }
 
@@ -252,27 +284,63 @@ func (s *State) Admitted(key types.NamespacedName) (*Admitted, bool) {
 
 // ClusterQueue returns a ClusterQueue.
 func (s *State) ClusterQueue(name kueue.ClusterQueueReference) (*ClusterQueue, bool) {
-	cq, ok := s.queues[name]
+	cq, ok := s.queues.m[name]
 	return cq, ok
 }
 
 // ClusterQueueNames returns every ClusterQueue name, sorted.
 func (s *State) ClusterQueueNames() []kueue.ClusterQueueReference {
-	return slices.Sorted(maps.Keys(s.queues))
+	return slices.Sorted(maps.Keys(s.queues.m))
 }
 
-// Snapshot returns an immutable copy for one scheduling cycle.
+// Snapshot returns an immutable view for one scheduling cycle. It shares
+// what did not change since the previous snapshot.
 func (s *State) Snapshot() *Snapshot {
-	snap := &Snapshot{
-		Tree:          s.tree.Clone(),
-		ClusterQueues: maps.Clone(s.queues),
-		Cohorts:       maps.Clone(s.cohorts),
-		Flavors:       maps.Clone(s.flavors),
-		Namespaces:    maps.Clone(s.namespaces),
-		Admitted:      maps.Clone(s.admitted),
-		checks:        maps.Clone(s.checks),
-		byQueue:       indexByQueue(s.byQueue),
+	s.sortAdmitted()
+	return &Snapshot{
+		Tree:          s.tree.Freeze(),
+		ClusterQueues: s.queues.share(),
+		Cohorts:       s.cohorts.share(),
+		Flavors:       s.flavors.share(),
+		Namespaces:    s.namespaces.share(),
+		checks:        s.checks.share(),
+		inactive:      s.inactiveReasons(),
+		byQueue:       s.sorted.share(),
+		admitted:      len(s.admitted),
 	}
-	snap.computeInactive()
-	return snap
+}
+
+// ClusterQueueInactive returns why the ClusterQueue cannot admit, or false
+// when it is active.
+func (s *State) ClusterQueueInactive(name kueue.ClusterQueueReference) (Inactive, bool) {
+	in, ok := s.inactiveReasons()[name]
+	return in, ok
+}
+
+// inactiveReasons returns why ClusterQueues are inactive, computed again
+// after a change.
+func (s *State) inactiveReasons() map[kueue.ClusterQueueReference]Inactive {
+	if s.inactive == nil {
+		s.inactive = computeInactive(s.queues.m, s.flavors.m, s.checks.m, s.tree)
+	}
+	return s.inactive
+}
+
+// sortAdmitted sorts again the admitted lists of the queues whose
+// workloads changed; the lists snapshots hold are never modified.
+func (s *State) sortAdmitted() {
+	for name := range s.unsorted {
+		byKey := s.byQueue[name]
+		if len(byKey) == 0 {
+			s.sorted.set(name, nil)
+			continue
+		}
+		list := make([]*Admitted, 0, len(byKey))
+		for _, a := range byKey {
+			list = append(list, a)
+		}
+		slices.SortFunc(list, compareKeys)
+		s.sorted.set(name, list)
+	}
+	clear(s.unsorted)
 }

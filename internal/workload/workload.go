@@ -80,8 +80,12 @@ func Compare(a, b *Info) int {
 }
 
 // Queue is the ordered list of pending workloads of one ClusterQueue, as the
-// queues hand it to the scheduling core.
+// queues hand it to the scheduling core. The slices may be shared: nobody
+// modifies them.
 type Queue struct {
 	ClusterQueue kueue.ClusterQueueReference
 	Workloads    []*Info
+	// Namespaces, when not nil, lists the distinct namespaces of Workloads,
+	// so that the core can check them once per namespace.
+	Namespaces []string
 }

@@ -62,9 +62,8 @@ func Compute(c *cache.Cache, fair bool) *Statuses {
 		fair: fair, now: metav1.Now(),
 	}
 	c.Read(func(s *state.State, q *queueing.Manager) {
-		snap := s.Snapshot()
 		if fair {
-			st.Shares = fairsharing.WeightedShares(snap)
+			st.Shares = fairsharing.WeightedShares(s.Tree(), fairsharing.StateWeights(s))
 		}
 		waiting := q.PendingSummary()
 		tree := s.Tree()
@@ -79,7 +78,7 @@ func Compute(c *cache.Cache, fair bool) *Statuses {
 		for _, name := range s.ClusterQueueNames() {
 			cq, _ := s.ClusterQueue(name)
 			st.queuesK[name] = cq
-			if in, ok := snap.ClusterQueueInactive(name); ok {
+			if in, ok := s.ClusterQueueInactive(name); ok {
 				st.inact[name] = in
 			}
 			f := &QueueFigures{Pending: int32(q.Pending(name)), Reserved: resources.FlavorResourceQuantities{},

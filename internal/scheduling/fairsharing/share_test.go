@@ -1,6 +1,8 @@
 package fairsharing
 
 import (
+	"fmt"
+	"maps"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,7 +55,7 @@ func TestWeightedShareFollowsWeights(t *testing.T) {
 	st := teams(t, "0.6", "0.4")
 	use(t, st, "a", 60)
 	use(t, st, "b", 40)
-	shares := WeightedShares(st.Snapshot())
+	shares := weightedShares(st)
 	// 60 of 100 lendable = 600 per mille, / weight 0.6 = 1000; b: 400 / 0.4 = 1000.
 	if shares.ClusterQueues["a"] != 1000 || shares.ClusterQueues["b"] != 1000 {
 		t.Fatalf("shares = %v, want both 1000 (a 60/100 at weight 0.6, b 40/100 at weight 0.4)", shares.ClusterQueues)
@@ -65,12 +67,12 @@ func TestWeightedShareFollowsWeights(t *testing.T) {
 
 func TestShareIsZeroWithinOwnQuotaAndInfiniteForWeightZero(t *testing.T) {
 	st := teams(t, "1", "0")
-	shares := WeightedShares(st.Snapshot())
+	shares := weightedShares(st)
 	if shares.ClusterQueues["a"] != 0 || shares.ClusterQueues["b"] != 0 {
 		t.Fatalf("idle queues: %v, want 0", shares.ClusterQueues)
 	}
 	use(t, st, "b", 1)
-	if got := WeightedShares(st.Snapshot()).ClusterQueues["b"]; got != Infinite {
+	if got := weightedShares(st).ClusterQueues["b"]; got != Infinite {
 		t.Fatalf("a weight-0 queue that borrows has share %d, want %d", got, Infinite)
 	}
 }
@@ -98,4 +100,16 @@ func TestSharesAreComparedExactly(t *testing.T) {
 	if !(a < b) {
 		t.Fatalf("share a = %v, b = %v: one cpu at weight 60 must weigh less than at weight 40", a, b)
 	}
+}
+
+// weightedShares computes the shares both ways, from a snapshot and from
+// the live state, and checks that they agree.
+func weightedShares(st *state.State) Shares {
+	snap := st.Snapshot()
+	fromSnap := WeightedShares(snap.Tree, SnapshotWeights(snap))
+	live := WeightedShares(st.Tree(), StateWeights(st))
+	if !maps.Equal(fromSnap.ClusterQueues, live.ClusterQueues) || !maps.Equal(fromSnap.Cohorts, live.Cohorts) {
+		panic(fmt.Sprintf("shares differ: snapshot %v, live %v", fromSnap, live))
+	}
+	return live
 }

@@ -29,6 +29,15 @@ type Assigner struct {
 	flavors map[kueue.ResourceFlavorReference]*state.Flavor
 	opts    Options
 	cache   map[eligibilityKey]eligibility
+	// requests caches each PodSet's requests at a count; the maps are
+	// shared by the assignments and never modified.
+	requests map[requestsKey]resources.Requests
+}
+
+type requestsKey struct {
+	shape  *workload.Shape
+	podSet int
+	count  int32
 }
 
 type eligibilityKey struct {
@@ -44,7 +53,7 @@ type eligibility struct {
 
 // NewAssigner returns an assigner over the given flavors.
 func NewAssigner(flavors map[kueue.ResourceFlavorReference]*state.Flavor, opts Options) *Assigner {
-	return &Assigner{flavors: flavors, opts: opts, cache: map[eligibilityKey]eligibility{}}
+	return &Assigner{flavors: flavors, opts: opts, cache: map[eligibilityKey]eligibility{}, requests: map[requestsKey]resources.Requests{}}
 }
 
 // Assign computes flavors for every PodSet of shape in cq, whose node in the
@@ -96,6 +105,17 @@ func (a *Assigner) assign(cq *state.ClusterQueue, node *hierarchy.Node, shape *w
 	return out
 }
 
+// podSetRequests returns the requests of a PodSet at count pods.
+func (a *Assigner) podSetRequests(shape *workload.Shape, idx int, count int32) resources.Requests {
+	key := requestsKey{shape: shape, podSet: idx, count: count}
+	r, ok := a.requests[key]
+	if !ok {
+		r = shape.PodSets[idx].Requests(count)
+		a.requests[key] = r
+	}
+	return r
+}
+
 // choice is the evaluation of one flavor for the resources of one group.
 type choice struct {
 	flavor kueue.ResourceFlavorReference
@@ -110,14 +130,20 @@ func (a *Assigner) assignPodSet(cq *state.ClusterQueue, node *hierarchy.Node, sh
 	ps := &shape.PodSets[idx]
 	psa := PodSetAssignment{
 		Name: ps.Name, Count: count, Mode: Fit,
-		Requests: ps.Requests(count),
+		Requests: a.podSetRequests(shape, idx, count),
 		Flavors:  make(map[corev1.ResourceName]kueue.ResourceFlavorReference, len(ps.Resources)),
 	}
 	var reason Reason
 	var notes []note
-	done := make(map[corev1.ResourceName]bool, len(ps.Resources))
-	for _, r := range ps.Resources {
-		if done[r] || psa.Requests[r] == 0 && r != corev1.ResourcePods {
+	var doneArr [8]bool
+	done := doneArr[:0]
+	if len(ps.Resources) > len(doneArr) {
+		done = make([]bool, len(ps.Resources))
+	} else {
+		done = doneArr[:len(ps.Resources)]
+	}
+	for ri, r := range ps.Resources {
+		if done[ri] || psa.Requests[r] == 0 && r != corev1.ResourcePods {
 			continue
 		}
 		group := cq.GroupFor(r)
@@ -130,10 +156,10 @@ func (a *Assigner) assignPodSet(cq *state.ClusterQueue, node *hierarchy.Node, sh
 			continue
 		}
 		var names []corev1.ResourceName
-		for _, gr := range ps.Resources {
+		for gi, gr := range ps.Resources {
 			if group.Covers(gr) {
 				names = append(names, gr)
-				done[gr] = true
+				done[gi] = true
 			}
 		}
 		candidates := group.Flavors

@@ -147,14 +147,13 @@ func usesAny(usage resources.FlavorResourceQuantities, contested []resources.Fla
 func (f *Finder) queuesUnder(root *hierarchy.Node) []kueue.ClusterQueueReference {
 	if f.queuesByRoot == nil {
 		f.queuesByRoot = map[*hierarchy.Node][]kueue.ClusterQueueReference{}
-		for _, name := range f.tree.ClusterQueueNames() {
-			if n := f.tree.ClusterQueue(name); n != nil && n.Active() {
-				r := n.Root()
-				f.queuesByRoot[r] = append(f.queuesByRoot[r], name)
-			}
-		}
 	}
-	return f.queuesByRoot[root]
+	names, ok := f.queuesByRoot[root]
+	if !ok {
+		names = root.ClusterQueuesBelow()
+		f.queuesByRoot[root] = names
+	}
+	return names
 }
 
 // branchBorrowing reports whether the candidate's side of the tree uses more
