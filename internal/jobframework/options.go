@@ -92,10 +92,10 @@ func (o Options) namespaceSelected(ctx context.Context, c client.Reader, ns stri
 }
 
 // Managed reports whether Kuota queues the job: its namespace matches the
-// managed-jobs selector, and it names a LocalQueue or jobs without one are
-// managed too.
+// managed-jobs selector, it names a LocalQueue or jobs without one are
+// managed too, and no queued parent controls it.
 func (o Options) Managed(ctx context.Context, c client.Reader, obj client.Object) (bool, error) {
-	if QueueName(obj) == "" && !o.ManageJobsWithoutQueueName {
+	if (QueueName(obj) == "" && !o.ManageJobsWithoutQueueName) || o.ControlledByQueuedKind(obj) {
 		return false, nil
 	}
 	return o.namespaceSelected(ctx, c, obj.GetNamespace())

@@ -31,8 +31,12 @@ var labelsPath = field.NewPath("metadata", "labels")
 
 // Default sends a job without a queue name to the namespace's "default"
 // LocalQueue when there is one, and suspends every managed job, so that
-// nothing runs before it is admitted.
+// nothing runs before it is admitted. A job a queued parent controls is
+// left alone.
 func (w *Webhook) Default(ctx context.Context, obj client.Object) error {
+	if w.Options.ControlledByQueuedKind(obj) {
+		return nil
+	}
 	if QueueName(obj) == "" {
 		selected, err := w.Options.namespaceSelected(ctx, w.Client, obj.GetNamespace())
 		if err != nil {

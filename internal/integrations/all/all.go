@@ -5,6 +5,7 @@ package all
 import (
 	"github.com/kuota-dev/kuota/internal/integrations/batchjob"
 	"github.com/kuota-dev/kuota/internal/integrations/deployment"
+	"github.com/kuota-dev/kuota/internal/integrations/jobset"
 	"github.com/kuota-dev/kuota/internal/integrations/leaderworkerset"
 	"github.com/kuota-dev/kuota/internal/integrations/pod"
 	"github.com/kuota-dev/kuota/internal/integrations/statefulset"
@@ -19,5 +20,6 @@ func Integrations() []jobframework.Integration {
 		deployment.Integration,
 		statefulset.Integration,
 		leaderworkerset.Integration,
+		jobset.Integration,
 	}
 }
