@@ -7,6 +7,7 @@ KUBE_VERSION := v1.37.2
 TOOLS_BIN ?= $(CURDIR)/.cache/bin
 CLUSTER_TOOLS := hack/tools/cluster
 CODEGEN_TOOLS := hack/tools/codegen
+OPERATOR_TOOLS := hack/tools/operators
 KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 	-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 \
 	-X k8s.io/component-base/version.gitTreeState=clean
@@ -20,6 +21,9 @@ KUBECTL := $(TOOLS_BIN)/kubectl
 KWOK := $(TOOLS_BIN)/kwok
 KWOKCTL := $(TOOLS_BIN)/kwokctl
 CONTROLLER_GEN := $(TOOLS_BIN)/controller-gen
+# Third-party controllers the e2e tests run next to the local cluster.
+JOBSET_CONTROLLER := $(TOOLS_BIN)/jobset-controller
+OPERATORS := $(JOBSET_CONTROLLER)
 
 CONTROL_PLANE := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL) $(KWOK) $(KWOKCTL)
 
@@ -33,7 +37,7 @@ help: ## Show this help.
 ##@ Control-plane binaries (built from source once, cached in .cache/bin)
 
 .PHONY: tools
-tools: $(CONTROL_PLANE) $(CONTROLLER_GEN) ## Build every cached tool that is missing.
+tools: $(CONTROL_PLANE) $(CONTROLLER_GEN) $(OPERATORS) ## Build every cached tool that is missing.
 
 $(TOOLS_BIN):
 	mkdir -p $@
@@ -49,6 +53,9 @@ $(KWOK) $(KWOKCTL): | $(TOOLS_BIN)
 
 $(CONTROLLER_GEN): | $(TOOLS_BIN)
 	cd $(CODEGEN_TOOLS) && $(GO) build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
+
+$(JOBSET_CONTROLLER): | $(TOOLS_BIN)
+	cd $(OPERATOR_TOOLS) && $(GO) build -o $@ sigs.k8s.io/jobset
 
 ##@ Code generation
 

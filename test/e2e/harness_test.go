@@ -36,6 +36,8 @@ type harness struct {
 	done    chan error
 	pods    *podWatcher
 	stopPod context.CancelFunc
+	// jobSet is JobSet's controller, when its binary is built.
+	jobSet jobSetController
 }
 
 // Node groups of the e2e cluster: two pools with different labels.
@@ -99,6 +101,9 @@ func setUp(ctx context.Context, toolsBin, tmp string) (*harness, error) {
 	if out, err := established.CombinedOutput(); err != nil {
 		return h, fmt.Errorf("waiting for the CRDs: %v\n%s", err, out)
 	}
+	if err := h.startJobSet(ctx, toolsBin, root, tools.Kubectl, res.Kubeconfig); err != nil {
+		return h, err
+	}
 	if err := h.startManager(managerBin, res.Kubeconfig); err != nil {
 		return h, err
 	}
@@ -126,8 +131,8 @@ webhook:
   port: %d
   certDir: %s
 integrations:
-  frameworks: ["batch/job", "pod", "deployment", "statefulset"]
-`, freePort(), freePort(), filepath.Join(h.tmp, "certs"))
+  frameworks: ["batch/job", "pod", "deployment", "statefulset"%s]
+`, freePort(), freePort(), filepath.Join(h.tmp, "certs"), h.jobSet.framework())
 	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
 		return err
 	}
@@ -175,6 +180,7 @@ func (h *harness) tearDown() {
 	if h.stopPod != nil {
 		h.stopPod()
 	}
+	h.jobSet.stop()
 	if h.manager != nil && h.manager.Process != nil {
 		_ = h.manager.Process.Signal(syscall.SIGTERM)
 		select {
