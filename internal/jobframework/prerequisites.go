@@ -13,10 +13,10 @@ import (
 // does not hold.
 type JobWithPrerequisites interface {
 	Job
-	// LoadPrerequisites reads the referenced objects; the reconciler calls
-	// it at the start of each pass on a live job. A referenced object that
-	// does not exist is not an error here: the job remembers it, and
-	// PodSets (and RunWithPodSetsInfo) then return a
+	// LoadPrerequisites reads the referenced objects; the reconciler
+	// calls it at the start of each pass on a live, managed job. A
+	// referenced object that does not exist is not an error here: the job
+	// remembers it, and PodSets (and RunWithPodSetsInfo) then return a
 	// *MissingPrerequisiteError. Other read failures are returned.
 	LoadPrerequisites(ctx context.Context, c client.Reader) error
 	// PrerequisiteWatches lists the kinds of the referenced objects and,

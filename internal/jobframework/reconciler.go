@@ -108,9 +108,6 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil || live == nil {
 		return res, err
 	}
-	if err := loadPrerequisites(ctx, r.Client, job); err != nil {
-		return res, err
-	}
 	next, err := r.reconcileJob(ctx, job)
 	if next.RequeueAfter > 0 && (res.RequeueAfter == 0 || next.RequeueAfter < res.RequeueAfter) {
 		res = next
@@ -122,6 +119,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) reconcileJob(ctx context.Context, job Job) (ctrl.Result, error) {
 	obj := job.Object()
 	if managed, err := r.Options.Managed(ctx, r.Client, obj); err != nil || !managed {
+		return ctrl.Result{}, err
+	}
+	if err := loadPrerequisites(ctx, r.Client, job); err != nil {
 		return ctrl.Result{}, err
 	}
 	wl, err := r.workloadOf(ctx, obj)

@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,14 +23,26 @@ import (
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainingruntimes;clustertrainingruntimes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=localqueues,verbs=get;list;watch
 
-// Integration registers TrainJobs. No AddToScheme: TrainJobs are
-// unstructured objects with their GVK set, which controller-runtime's
-// client, cache and webhooks handle without a registered Go type.
+// Integration registers TrainJobs.
 var Integration = jobframework.Integration{
 	Name:         FrameworkName,
 	GVK:          GVK,
 	NewJob:       New,
+	AddToScheme:  addToScheme,
 	SetupWebhook: setupWebhook,
+}
+
+// addToScheme registers the trainer's kinds as unstructured objects.
+// controller-runtime's client and cache handle an unstructured object by
+// its GVK alone, but its webhook builder asks the scheme about the kind
+// (whether it needs a conversion webhook) and fails for a kind the scheme
+// does not know.
+func addToScheme(s *runtime.Scheme) error {
+	for _, gvk := range []schema.GroupVersionKind{GVK, TrainingRuntimeGVK, ClusterTrainingRuntimeGVK} {
+		s.AddKnownTypeWithName(gvk, &unstructured.Unstructured{})
+		s.AddKnownTypeWithName(gvk.GroupVersion().WithKind(gvk.Kind+"List"), &unstructured.UnstructuredList{})
+	}
+	return nil
 }
 
 func setupWebhook(mgr ctrl.Manager, opts jobframework.Options) error {
