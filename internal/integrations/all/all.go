@@ -8,6 +8,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/integrations/leaderworkerset"
 	"github.com/kuota-dev/kuota/internal/integrations/pod"
 	"github.com/kuota-dev/kuota/internal/integrations/statefulset"
+	"github.com/kuota-dev/kuota/internal/integrations/trainjob"
 	"github.com/kuota-dev/kuota/internal/jobframework"
 )
 
@@ -19,5 +20,6 @@ func Integrations() []jobframework.Integration {
 		deployment.Integration,
 		statefulset.Integration,
 		leaderworkerset.Integration,
+		trainjob.Integration,
 	}
 }
