@@ -22,7 +22,9 @@ var jaxJob = &v1Kind[kftraining.JAXJob, *kftraining.JAXJob]{
 		defaultReplicas: one,
 		specsPath:       specPath.Child("jaxReplicaSpecs"),
 	},
-	specs:     func(j *kftraining.JAXJob) map[kftraining.ReplicaType]*kftraining.ReplicaSpec { return j.Spec.JAXReplicaSpecs },
+	specs: func(j *kftraining.JAXJob) map[kftraining.ReplicaType]*kftraining.ReplicaSpec {
+		return j.Spec.JAXReplicaSpecs
+	},
 	runPolicy: func(j *kftraining.JAXJob) *kftraining.RunPolicy { return &j.Spec.RunPolicy },
 	status:    func(j *kftraining.JAXJob) *kftraining.JobStatus { return &j.Status },
 }

@@ -24,7 +24,9 @@ var tfJob = &v1Kind[kftraining.TFJob, *kftraining.TFJob]{
 		defaultReplicas: one,
 		specsPath:       specPath.Child("tfReplicaSpecs"),
 	},
-	specs:     func(j *kftraining.TFJob) map[kftraining.ReplicaType]*kftraining.ReplicaSpec { return j.Spec.TFReplicaSpecs },
+	specs: func(j *kftraining.TFJob) map[kftraining.ReplicaType]*kftraining.ReplicaSpec {
+		return j.Spec.TFReplicaSpecs
+	},
 	runPolicy: func(j *kftraining.TFJob) *kftraining.RunPolicy { return &j.Spec.RunPolicy },
 	status:    func(j *kftraining.TFJob) *kftraining.JobStatus { return &j.Status },
 }
