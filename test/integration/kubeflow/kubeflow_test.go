@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	mpi "github.com/kubeflow/mpi-operator/pkg/apis/kubeflow/v2beta1"
 	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
@@ -188,5 +189,49 @@ func TestEachV1KindRunsWithItsPodSets(t *testing.T) {
 		s.operator(c.obj, succeeded)
 		s.waitFinished(c.obj)
 	}
+	s.waitQuotaFree()
+}
+
+// An MPIJob naming a prebuilt Workload gets no Workload of its own; it
+// adopts the prebuilt one once it exists, runs when it is admitted, and
+// finishes it.
+func TestMPIJobUsesItsPrebuiltWorkload(t *testing.T) {
+	s := setUp(t, "4")
+	job := mpiJob(s, "pre", 1)
+	job.Labels[jobframework.PrebuiltWorkloadLabel] = "ready-made"
+	s.create(job)
+	if err := s.m.WaitCycles(3, 10*time.Second, func() error {
+		if wl := s.workload(job); wl != nil {
+			return fmt.Errorf("an MPIJob with a prebuilt Workload name must not get a Workload of its own")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	podSets, err := integrationOf(job).NewJob(job).PodSets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.create(&kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "ready-made"},
+		Spec: kueue.WorkloadSpec{QueueName: "lq", PodSets: podSets}})
+	s.waitRunning(job)
+	var wl kueue.Workload
+	if err := s.c.Get(t.Context(), client.ObjectKey{Namespace: s.ns, Name: "ready-made"}, &wl); err != nil {
+		t.Fatal(err)
+	}
+	if !metav1.IsControlledBy(&wl, job) {
+		t.Fatalf("the prebuilt Workload is not owned by its MPIJob: %+v", wl.OwnerReferences)
+	}
+	s.operator(job, running)
+	s.operator(job, succeeded)
+	s.eventually("the prebuilt Workload finished", func() error {
+		if err := s.c.Get(t.Context(), client.ObjectKey{Namespace: s.ns, Name: "ready-made"}, &wl); err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+			return fmt.Errorf("conditions %+v", wl.Status.Conditions)
+		}
+		return nil
+	})
 	s.waitQuotaFree()
 }
