@@ -5,6 +5,7 @@ package all
 import (
 	"github.com/kuota-dev/kuota/internal/integrations/batchjob"
 	"github.com/kuota-dev/kuota/internal/integrations/deployment"
+	"github.com/kuota-dev/kuota/internal/integrations/kubeflow"
 	"github.com/kuota-dev/kuota/internal/integrations/leaderworkerset"
 	"github.com/kuota-dev/kuota/internal/integrations/pod"
 	"github.com/kuota-dev/kuota/internal/integrations/statefulset"
@@ -21,5 +22,11 @@ func Integrations() []jobframework.Integration {
 		statefulset.Integration,
 		leaderworkerset.Integration,
 		trainjob.Integration,
+		kubeflow.PyTorchJobIntegration,
+		kubeflow.TFJobIntegration,
+		kubeflow.XGBoostJobIntegration,
+		kubeflow.PaddleJobIntegration,
+		kubeflow.JAXJobIntegration,
+		kubeflow.MPIJobIntegration,
 	}
 }
