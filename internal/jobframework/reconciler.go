@@ -54,12 +54,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if workers <= 0 {
 		workers = 5
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("job-"+r.Integration.GVK.Kind).
 		For(r.Integration.NewJob(nil).Object()).
-		Watches(&kueue.Workload{}, handler.EnqueueRequestsFromMapFunc(r.jobOfWorkload)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Complete(r)
+		Watches(&kueue.Workload{}, handler.EnqueueRequestsFromMapFunc(r.jobOfWorkload))
+	if p, ok := r.Integration.NewJob(nil).(JobWithPrerequisites); ok {
+		for _, w := range p.PrerequisiteWatches(mgr.GetCache()) {
+			b = b.Watches(w.Object, handler.EnqueueRequestsFromMapFunc(w.Jobs))
+		}
+	}
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: workers}).Complete(r)
 }
 
 // Reconcile takes the next step for one job. The Workloads of the job's
@@ -115,6 +119,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) reconcileJob(ctx context.Context, job Job) (ctrl.Result, error) {
 	obj := job.Object()
 	if managed, err := r.Options.Managed(ctx, r.Client, obj); err != nil || !managed {
+		return ctrl.Result{}, err
+	}
+	if err := loadPrerequisites(ctx, r.Client, job); err != nil {
 		return ctrl.Result{}, err
 	}
 	wl, err := r.workloadOf(ctx, obj)
@@ -242,6 +249,10 @@ func (r *Reconciler) createWorkload(ctx context.Context, job Job) error {
 	wl, err := NewWorkload(ctx, r.Client, job, r.Integration.GVK, r.Options)
 	if err != nil {
 		r.Recorder.Eventf(obj, corev1.EventTypeWarning, "ErrWorkloadCompose", "Cannot build the Workload: %v", err)
+		if isMissingPrerequisite(err) {
+			// A watch of the missing object brings the job back.
+			return nil
+		}
 		return err
 	}
 	if err := r.Client.Create(ctx, wl); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -260,6 +271,10 @@ func (r *Reconciler) syncPending(ctx context.Context, job Job, wl *kueue.Workloa
 		return false, nil
 	}
 	want, err := NewWorkload(ctx, r.Client, job, r.Integration.GVK, r.Options)
+	if isMissingPrerequisite(err) {
+		// The Workload stays as it is until the object is back.
+		return true, nil
+	}
 	if err != nil {
 		return true, err
 	}

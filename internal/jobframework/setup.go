@@ -76,7 +76,8 @@ func AddToScheme(scheme *runtime.Scheme, integrations []Integration) error {
 
 // SetupControllers registers the index of Workloads by job and starts a
 // controller for each integration: its own (SetupReconciler) or the
-// generic Job reconciler.
+// generic Job reconciler; an integration whose kind is not served yet
+// starts once it is (see crdwait.go).
 func SetupControllers(mgr ctrl.Manager, integrations []Integration, opts Options) error {
 	if len(integrations) == 0 {
 		return nil
@@ -86,22 +87,31 @@ func SetupControllers(mgr ctrl.Manager, integrations []Integration, opts Options
 		return fmt.Errorf("indexing Workloads by job: %w", err)
 	}
 	for _, in := range integrations {
-		if in.SetupReconciler != nil {
-			if err := in.SetupReconciler(mgr, opts); err != nil {
-				return fmt.Errorf("setting up the %s controller: %w", in.Name, err)
-			}
+		if in.SetupReconciler == nil && in.NewJob == nil {
 			continue
 		}
-		if in.NewJob == nil {
-			continue
+		if err := setupWhenServed(mgr, in, func() error { return setupController(mgr, in, opts) }); err != nil {
+			return err
 		}
-		r := &Reconciler{
-			Client: mgr.GetClient(), PodReader: mgr.GetAPIReader(), Writer: &apply.Writer{Client: mgr.GetClient()},
-			Recorder: mgr.GetEventRecorderFor("kueue-job-controller"), Integration: in, Options: opts,
+	}
+	return nil
+}
+
+// setupController starts one integration's controller: its own
+// (SetupReconciler) or the generic Job reconciler.
+func setupController(mgr ctrl.Manager, in Integration, opts Options) error {
+	if in.SetupReconciler != nil {
+		if err := in.SetupReconciler(mgr, opts); err != nil {
+			return fmt.Errorf("setting up the %s controller: %w", in.Name, err)
 		}
-		if err := r.SetupWithManager(mgr); err != nil {
-			return fmt.Errorf("setting up the %s reconciler: %w", in.Name, err)
-		}
+		return nil
+	}
+	r := &Reconciler{
+		Client: mgr.GetClient(), PodReader: mgr.GetAPIReader(), Writer: &apply.Writer{Client: mgr.GetClient()},
+		Recorder: mgr.GetEventRecorderFor("kueue-job-controller"), Integration: in, Options: opts,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the %s reconciler: %w", in.Name, err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -95,4 +96,25 @@ func checkDir(dir, what string) (string, error) {
 		return "", fmt.Errorf("%s: %s is not a folder", what, abs)
 	}
 	return abs, nil
+}
+
+// ModuleDir is the folder of a Go module Kuota builds with, at the version
+// go.mod requires (in the module cache): where the tests find third-party
+// CRDs, never copied into the repository.
+func ModuleDir(module string) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locating the module %s: %w", module, err)
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		return "", fmt.Errorf("the module %s is not in the module cache (run `go mod download %s`)", module, module)
+	}
+	return dir, nil
 }

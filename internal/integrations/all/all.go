@@ -6,9 +6,11 @@ import (
 	"github.com/kuota-dev/kuota/internal/integrations/batchjob"
 	"github.com/kuota-dev/kuota/internal/integrations/deployment"
 	"github.com/kuota-dev/kuota/internal/integrations/jobset"
+	"github.com/kuota-dev/kuota/internal/integrations/kubeflow"
 	"github.com/kuota-dev/kuota/internal/integrations/leaderworkerset"
 	"github.com/kuota-dev/kuota/internal/integrations/pod"
 	"github.com/kuota-dev/kuota/internal/integrations/statefulset"
+	"github.com/kuota-dev/kuota/internal/integrations/trainjob"
 	"github.com/kuota-dev/kuota/internal/jobframework"
 )
 
@@ -20,6 +22,13 @@ func Integrations() []jobframework.Integration {
 		deployment.Integration,
 		statefulset.Integration,
 		leaderworkerset.Integration,
+		trainjob.Integration,
+		kubeflow.PyTorchJobIntegration,
+		kubeflow.TFJobIntegration,
+		kubeflow.XGBoostJobIntegration,
+		kubeflow.PaddleJobIntegration,
+		kubeflow.JAXJobIntegration,
+		kubeflow.MPIJobIntegration,
 		jobset.Integration,
 	}
 }

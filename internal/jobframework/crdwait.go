@@ -1,0 +1,92 @@
+package jobframework
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+)
+
+// An integration of a kind that is not built into Kubernetes (JobSet,
+// Kubeflow jobs, LeaderWorkerSet...) may be enabled before its CRD is
+// installed: Kueue's shipped Configuration turns every integration on. Its
+// controller then waits: one log line says so, the API server's discovery
+// is asked again every CRDPoll, and the controller starts as soon as the
+// kind is served, without a restart. Its webhooks are served from the
+// start (they need no informer, and no request comes before the kind
+// exists).
+
+// CRDPoll is how often a waiting integration asks whether its kind is
+// served yet.
+var CRDPoll = 2 * time.Second
+
+// needsCRD reports whether the integration's kind comes from a CRD.
+func needsCRD(in Integration) bool { return in.AddToScheme != nil }
+
+// kindServed reports whether the API server serves the kind.
+func kindServed(disc discovery.DiscoveryInterface, gvk schema.GroupVersionKind) (bool, error) {
+	list, err := disc.ServerResourcesForGroupVersion(gvk.GroupVersion().String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, r := range list.APIResources {
+		if r.Kind == gvk.Kind {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// setupWhenServed calls setup now when the integration's kind is served,
+// or else from a runnable that waits for it.
+func setupWhenServed(mgr ctrl.Manager, in Integration, setup func() error) error {
+	if !needsCRD(in) {
+		return setup()
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("creating a discovery client: %w", err)
+	}
+	served, err := kindServed(disc, in.GVK)
+	if err == nil && served {
+		return setup()
+	}
+	log := ctrl.Log.WithName("integrations").WithValues("framework", in.Name, "kind", in.GVK.String())
+	if err != nil {
+		log.Error(err, "Cannot tell whether the kind is served; the integration starts once it is")
+	} else {
+		log.Info("The kind is not served (its CRD is not installed); the integration starts once it is")
+	}
+	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		tick := time.NewTicker(CRDPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick.C:
+			}
+			served, err := kindServed(disc, in.GVK)
+			if err != nil {
+				log.V(2).Info("Asking whether the kind is served", "error", err.Error())
+				continue
+			}
+			if !served {
+				continue
+			}
+			if err := setup(); err != nil {
+				return fmt.Errorf("starting the %s integration: %w", in.Name, err)
+			}
+			log.Info("The kind is served now; the integration started")
+			return nil
+		}
+	}))
+}
