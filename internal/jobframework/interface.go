@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -71,6 +72,15 @@ type JobWithPodSelector interface {
 	// PodSelector selects the pods of the job with that UID. It must not
 	// read the wrapped object, which may be empty.
 	PodSelector(uid types.UID) labels.Selector
+}
+
+// JobWithSuspendField is a Job held by a field other than spec.suspend
+// (the Kubeflow jobs' spec.runPolicy.suspend): errors about starting it
+// name that field.
+type JobWithSuspendField interface {
+	Job
+	// SuspendField is the path of the field that holds the job.
+	SuspendField() *field.Path
 }
 
 // PodSetInfo is what an admission applies to one PodSet's pod template, or

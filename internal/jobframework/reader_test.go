@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -50,11 +51,11 @@ func TestAdmittedCheckReadsTheLiveWorkload(t *testing.T) {
 	live := fake.NewClientBuilder().WithScheme(scheme).WithObjects(admitted).Build()
 
 	w := &Webhook{Client: LiveFallback{Cached: stale, Live: live}}
-	if errs := w.checkAdmitted(context.Background(), job); len(errs) != 0 {
+	if errs := w.checkAdmitted(context.Background(), job, field.NewPath("spec", "suspend")); len(errs) != 0 {
 		t.Fatalf("refused although the API server shows the Workload admitted: %v", errs)
 	}
 	w = &Webhook{Client: LiveFallback{Cached: stale, Live: stale}}
-	if errs := w.checkAdmitted(context.Background(), job); len(errs) == 0 {
+	if errs := w.checkAdmitted(context.Background(), job, field.NewPath("spec", "suspend")); len(errs) == 0 {
 		t.Fatal("a pending Workload must keep the job suspended")
 	}
 }

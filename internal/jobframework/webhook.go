@@ -86,7 +86,7 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj client.Obje
 			return err
 		}
 		if managed {
-			errs = append(errs, w.checkAdmitted(ctx, newObj)...)
+			errs = append(errs, w.checkAdmitted(ctx, newObj, suspendField(newJob))...)
 		}
 	}
 	if w.Validate != nil {
@@ -97,13 +97,21 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj client.Obje
 
 // checkAdmitted refuses to lift the suspension of a job whose Workload is
 // not admitted: only an admission may start a managed job.
-func (w *Webhook) checkAdmitted(ctx context.Context, obj client.Object) field.ErrorList {
+func (w *Webhook) checkAdmitted(ctx context.Context, obj client.Object, suspend *field.Path) field.ErrorList {
 	name := obj.GetLabels()[PrebuiltWorkloadLabel]
 	if name == "" {
 		name = WorkloadName(obj.GetName(), obj.GetUID(), w.Integration.GVK)
 	}
 	return CheckAdmitted(ctx, w.Client, types.NamespacedName{Namespace: obj.GetNamespace(), Name: name},
-		field.NewPath("spec", "suspend"), "the job is queued by Kuota and may start only once its Workload %s is admitted")
+		suspend, "the job is queued by Kuota and may start only once its Workload %s is admitted")
+}
+
+// suspendField is the path of the field that holds the job.
+func suspendField(job Job) *field.Path {
+	if j, ok := job.(JobWithSuspendField); ok {
+		return j.SuspendField()
+	}
+	return field.NewPath("spec", "suspend")
 }
 
 // CheckAdmitted refuses (as Forbidden at path, with msg formatted with the

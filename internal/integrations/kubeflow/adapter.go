@@ -80,7 +80,7 @@ type kindInfo struct {
 // Job is one Kubeflow job seen through the jobframework contract.
 type Job struct{ src source }
 
-var _ jobframework.Job = (*Job)(nil)
+var _ jobframework.JobWithSuspendField = (*Job)(nil)
 
 // Object returns the job object.
 func (j *Job) Object() client.Object { return j.src.object() }
@@ -90,6 +90,9 @@ func (j *Job) IsSuspended() bool { return ptr.Deref(*j.src.suspend(), false) }
 
 // Suspend sets runPolicy.suspend.
 func (j *Job) Suspend() { *j.src.suspend() = ptr.To(true) }
+
+// SuspendField names spec.runPolicy.suspend in the webhook's errors.
+func (j *Job) SuspendField() *field.Path { return field.NewPath("spec", "runPolicy", "suspend") }
 
 // podSetName is the PodSet of a replica type: its lower-cased name.
 func podSetName(typ string) kueue.PodSetReference {

@@ -142,7 +142,7 @@ func TestWebhookRefusesResumingAnUnadmittedJob(t *testing.T) {
 	started := old.DeepCopy()
 	started.Spec.RunPolicy.Suspend = ptr.To(false)
 	err := webhookFor(c, PyTorchJobIntegration, jobframework.Options{}).ValidateUpdate(context.Background(), old, started)
-	if err == nil || !strings.Contains(err.Error(), "is admitted") {
-		t.Fatalf("error %v, want resuming refused", err)
+	if err == nil || !strings.Contains(err.Error(), "is admitted") || !strings.Contains(err.Error(), "spec.runPolicy.suspend") {
+		t.Fatalf("error %v, want resuming refused, naming spec.runPolicy.suspend", err)
 	}
 }
