@@ -10,10 +10,16 @@ import (
 	"slices"
 	"testing"
 
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kuota-dev/kuota/internal/app"
 	"github.com/kuota-dev/kuota/internal/integrations/all"
@@ -32,13 +38,15 @@ type podSetWant struct {
 // with a flavor's node selector and restoring work on each.
 func TestKueueJobExamplesBecomeTheirPodSets(t *testing.T) {
 	cases := map[string][]podSetWant{
-		"sample-job.yaml":        {{"main", 3}},
-		"sample-pytorchjob.yaml": {{"master", 1}, {"worker", 1}},
-		"sample-tfjob.yaml":      {{"ps", 1}, {"worker", 2}},
-		"sample-xgboostjob.yaml": {{"master", 1}, {"worker", 2}},
-		"sample-paddlejob.yaml":  {{"worker", 2}},
-		"sample-jaxjob.yaml":     {{"worker", 2}},
-		"sample-mpijob.yaml":     {{"launcher", 1}, {"worker", 2}},
+		"sample-job.yaml":                 {{"main", 3}},
+		"sample-pytorchjob.yaml":          {{"master", 1}, {"worker", 1}},
+		"sample-tfjob.yaml":               {{"ps", 1}, {"worker", 2}},
+		"sample-xgboostjob.yaml":          {{"master", 1}, {"worker", 2}},
+		"sample-paddlejob.yaml":           {{"worker", 2}},
+		"sample-jaxjob.yaml":              {{"worker", 2}},
+		"sample-mpijob.yaml":              {{"launcher", 1}, {"worker", 2}},
+		"sample-jobset.yaml":              {{"workers", 1}, {"driver", 1}},
+		"sample-jobset-tas-required.yaml": {{"workers", 4}},
 	}
 	shared, err := paths.SharedDir()
 	if err != nil {
@@ -48,10 +56,9 @@ func TestKueueJobExamplesBecomeTheirPodSets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	decoder := serializer.NewCodecFactory(scheme).UniversalDeserializer()
 	for file, want := range cases {
 		t.Run(file, func(t *testing.T) {
-			obj := decodeExample(t, decoder, filepath.Join(shared, "compat", "examples", "jobs", file))
+			obj := decodeExample(t, scheme, filepath.Join(shared, "compat", "examples", "jobs", file))
 			in := integrationOf(t, obj)
 			job := in.NewJob(obj)
 			job.Suspend()
@@ -110,15 +117,16 @@ func TestKueueJobExamplesBecomeTheirPodSets(t *testing.T) {
 	}
 }
 
-// decodeExample reads the one job object of an example file.
-func decodeExample(t *testing.T, decoder runtime.Decoder, path string) client.Object {
+// decodeExample reads the one job object of an example file as the API
+// server would store it: with its CRD's defaults applied (a JobSet's
+// replicated job without replicas has 1).
+func decodeExample(t *testing.T, scheme *runtime.Scheme, path string) client.Object {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var found client.Object
 	for {
 		doc, err := reader.Read()
 		if errors.Is(err, io.EOF) {
@@ -130,18 +138,66 @@ func decodeExample(t *testing.T, decoder runtime.Decoder, path string) client.Ob
 		if len(bytes.TrimSpace(doc)) == 0 {
 			continue
 		}
-		obj, _, err := decoder.Decode(doc, nil, nil)
-		if err != nil {
+		u := &unstructured.Unstructured{}
+		if err := sigsyaml.Unmarshal(doc, &u.Object); err != nil {
 			t.Fatalf("decoding %s: %v", path, err)
 		}
-		if o, ok := obj.(client.Object); ok && found == nil {
-			found = o
+		gvk := u.GroupVersionKind()
+		if src, ok := crdSources[gvk.GroupKind()]; ok {
+			applyCRDDefaults(t, src, gvk.Version, u)
 		}
+		typed, err := scheme.New(gvk)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
+			t.Fatalf("converting %s: %v", path, err)
+		}
+		typed.GetObjectKind().SetGroupVersionKind(gvk)
+		return typed.(client.Object)
 	}
-	if found == nil {
-		t.Fatalf("%s holds no object", path)
+	t.Fatalf("%s holds no object", path)
+	return nil
+}
+
+// crdSource is where a kind's CRD is, in the Go module Kuota builds with.
+type crdSource struct{ module, file string }
+
+var crdSources = map[schema.GroupKind]crdSource{
+	{Group: "jobset.x-k8s.io", Kind: "JobSet"}:  {"sigs.k8s.io/jobset", "config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml"},
+	{Group: "kubeflow.org", Kind: "PyTorchJob"}: {"github.com/kubeflow/training-operator", "manifests/base/crds/kubeflow.org_pytorchjobs.yaml"},
+	{Group: "kubeflow.org", Kind: "TFJob"}:      {"github.com/kubeflow/training-operator", "manifests/base/crds/kubeflow.org_tfjobs.yaml"},
+	{Group: "kubeflow.org", Kind: "XGBoostJob"}: {"github.com/kubeflow/training-operator", "manifests/base/crds/kubeflow.org_xgboostjobs.yaml"},
+	{Group: "kubeflow.org", Kind: "PaddleJob"}:  {"github.com/kubeflow/training-operator", "manifests/base/crds/kubeflow.org_paddlejobs.yaml"},
+	{Group: "kubeflow.org", Kind: "JAXJob"}:     {"github.com/kubeflow/training-operator", "manifests/base/crds/kubeflow.org_jaxjobs.yaml"},
+	{Group: "kubeflow.org", Kind: "MPIJob"}:     {"github.com/kubeflow/mpi-operator", "manifests/base/kubeflow.org_mpijobs.yaml"},
+}
+
+// applyCRDDefaults applies the defaults of the CRD's schema for that
+// version to u, as the API server does on create.
+func applyCRDDefaults(t *testing.T, src crdSource, version string, u *unstructured.Unstructured) {
+	t.Helper()
+	dir, err := paths.ModuleDir(src.module)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return found
+	crd, err := cachedCRD(filepath.Join(dir, src.file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := FindVersion(crd, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var internal apiextensions.JSONSchemaProps
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, &internal, nil); err != nil {
+		t.Fatal(err)
+	}
+	structural, err := structuralschema.NewStructural(&internal)
+	if err != nil {
+		t.Fatalf("%s: %v", src.file, err)
+	}
+	structuraldefaulting.Default(u.Object, structural)
 }
 
 // integrationOf is the integration of the object's kind.
