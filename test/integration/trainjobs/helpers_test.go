@@ -1,4 +1,4 @@
-package trainjob
+package trainjobs
 
 import (
 	"context"

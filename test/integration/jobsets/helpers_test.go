@@ -1,4 +1,4 @@
-package jobset
+package jobsets
 
 import (
 	"context"

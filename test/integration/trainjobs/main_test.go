@@ -6,7 +6,7 @@
 // does not run here: the tests play it, writing TrainJob status
 // (jobsStatus and the Complete/Failed conditions). TrainJobs are
 // unstructured objects, as in Kuota itself.
-package trainjob
+package trainjobs
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package kubeflow
+package kubeflowjobs
 
 import (
 	"fmt"

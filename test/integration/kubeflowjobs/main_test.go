@@ -7,7 +7,7 @@
 // operator runs here: the tests play them as a user would see them,
 // writing job status (the Running condition and active pods once a job is
 // resumed, no active pods once it is suspended, then Succeeded).
-package kubeflow
+package kubeflowjobs
 
 import (
 	"fmt"

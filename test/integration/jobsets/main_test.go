@@ -4,7 +4,7 @@
 // webhooks registered with the API server (local mode). The JobSet
 // controller does not run here: the tests play it, writing the JobSet
 // status it would write (the end-to-end test runs the real one).
-package jobset
+package jobsets
 
 import (
 	"fmt"
