@@ -1,4 +1,4 @@
-// Package jobset tests the JobSet integration against a real
+// Package jobsets tests the JobSet integration against a real
 // kube-apiserver and etcd with the JobSet CRD of the sigs.k8s.io/jobset
 // module (from the module cache), the manager in the test process with its
 // webhooks registered with the API server (local mode). The JobSet

@@ -1,4 +1,4 @@
-// Package kubeflow tests the Kubeflow integrations (the five Kubeflow
+// Package kubeflowjobs tests the Kubeflow integrations (the five Kubeflow
 // Trainer v1 kinds and the MPI Operator's MPIJob) against a real
 // kube-apiserver and etcd, with the CRDs of the modules Kuota builds with
 // (github.com/kubeflow/training-operator's manifests/base/crds, without its

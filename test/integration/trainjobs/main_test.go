@@ -1,4 +1,4 @@
-// Package trainjob tests the Kubeflow Trainer v2 TrainJob integration
+// Package trainjobs tests the Kubeflow Trainer v2 TrainJob integration
 // against a real kube-apiserver and etcd with the trainer's CRDs
 // (TrainJob, TrainingRuntime, ClusterTrainingRuntime) taken from the
 // github.com/kubeflow/trainer/v2 module Kuota builds against (module
