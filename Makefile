@@ -105,7 +105,8 @@ torture: tools ## Run the full crash test (200 SIGKILLs, 5 kube-apiserver and 2 
 
 .PHONY: fuzz
 FUZZTIME ?= 10s
-FUZZ_PACKAGES := ./internal/webhook/ ./internal/integrations/batchjob/ ./internal/integrations/pod/
+# Every package with a FuzzXxx test: the configuration parser and the webhooks.
+FUZZ_PACKAGES = $(shell grep -rl --include='*_test.go' '^func Fuzz' api internal | xargs -n1 dirname | sort -u | sed 's|^|./|')
 fuzz: ## Run each webhook fuzz test (FuzzXxx) for FUZZTIME (default 10s).
 	@for p in $(FUZZ_PACKAGES); do \
 		for f in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz'); do \
