@@ -8,6 +8,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/integrations/kubeflow"
 	"github.com/kuota-dev/kuota/internal/integrations/leaderworkerset"
 	"github.com/kuota-dev/kuota/internal/integrations/pod"
+	"github.com/kuota-dev/kuota/internal/integrations/ray"
 	"github.com/kuota-dev/kuota/internal/integrations/statefulset"
 	"github.com/kuota-dev/kuota/internal/integrations/trainjob"
 	"github.com/kuota-dev/kuota/internal/jobframework"
@@ -28,5 +29,8 @@ func Integrations() []jobframework.Integration {
 		kubeflow.PaddleJobIntegration,
 		kubeflow.JAXJobIntegration,
 		kubeflow.MPIJobIntegration,
+		ray.RayJobIntegration,
+		ray.RayClusterIntegration,
+		ray.RayServiceIntegration,
 	}
 }
