@@ -311,9 +311,9 @@ func podTemplate(cpu string) corev1.PodTemplateSpec {
 }
 
 // clusterSpec is a head of 1 cpu and worker group "workers" of n pods of
-// 1 cpu.
+// 1 cpu, suspended as the webhook would (the tests serve no webhooks).
 func clusterSpec(n int32) rayv1.RayClusterSpec {
-	return rayv1.RayClusterSpec{
+	return rayv1.RayClusterSpec{Suspend: ptr.To(true),
 		HeadGroupSpec: rayv1.HeadGroupSpec{RayStartParams: map[string]string{}, Template: podTemplate("1")},
 		WorkerGroupSpecs: []rayv1.WorkerGroupSpec{{GroupName: "workers", Replicas: ptr.To(n), MinReplicas: ptr.To(n), MaxReplicas: ptr.To(n),
 			RayStartParams: map[string]string{}, Template: podTemplate("1")}},

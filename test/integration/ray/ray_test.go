@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/jobframework"
@@ -21,9 +22,10 @@ import (
 // submitter is true, else the operator's default one (also 500m).
 func rayJob(s *suite, name string, n int32, submitter bool, labels ...string) *rayv1.RayJob {
 	spec := clusterSpec(n)
+	spec.Suspend = nil // a RayJob is held by its own spec.suspend
 	j := &rayv1.RayJob{ObjectMeta: s.objectMeta(name, labels...), Spec: rayv1.RayJobSpec{
 		Entrypoint: "python -c 'print(1)'", RayClusterSpec: &spec, ShutdownAfterJobFinishes: true,
-		SubmissionMode: rayv1.K8sJobMode,
+		SubmissionMode: rayv1.K8sJobMode, Suspend: true, // as the webhook would
 	}}
 	if submitter {
 		t := podTemplate("500m")
@@ -183,4 +185,47 @@ func TestRayServicePreemptedByRayCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.waitRunning(svc)
+}
+
+// A RayJob naming a prebuilt Workload gets no Workload of its own; it
+// adopts the prebuilt one once it exists, runs when it is admitted, and
+// finishes it.
+func TestRayJobUsesItsPrebuiltWorkload(t *testing.T) {
+	s := setUp(t, "4")
+	job := rayJob(s, "pre", 1, true, jobframework.PrebuiltWorkloadLabel, "ready-made")
+	s.create(job)
+	if err := s.m.WaitCycles(3, 10*time.Second, func() error {
+		if s.workload(job) != nil {
+			return fmt.Errorf("a RayJob with a prebuilt Workload name must not get a Workload of its own")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	podSets, err := integrationOf(job).NewJob(job).PodSets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.create(&kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "ready-made"},
+		Spec: kueue.WorkloadSpec{QueueName: "lq", PodSets: podSets}})
+	var wl kueue.Workload
+	key := client.ObjectKey{Namespace: s.ns, Name: "ready-made"}
+	s.waitRunning(job)
+	if err := s.c.Get(t.Context(), key, &wl); err != nil {
+		t.Fatal(err)
+	}
+	if !metav1.IsControlledBy(&wl, job) {
+		t.Fatalf("the prebuilt Workload is not owned by its RayJob: %+v", wl.OwnerReferences)
+	}
+	s.jobStatus(job, rayv1.JobDeploymentStatusComplete, rayv1.JobStatusSucceeded, rayv1.Ready)
+	s.eventually("the prebuilt Workload finished", func() error {
+		if err := s.c.Get(t.Context(), key, &wl); err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+			return fmt.Errorf("conditions %+v", wl.Status.Conditions)
+		}
+		return nil
+	})
+	s.waitQuotaFree()
 }
