@@ -4,6 +4,7 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -74,10 +75,15 @@ func clusterActive(st *rayv1.RayClusterStatus) bool {
 		meta.IsStatusConditionTrue(st.Conditions, string(rayv1.HeadPodReady))
 }
 
-// ownedByRayKind reports an object whose controller is a RayJob or a
-// RayService: the RayClusters the operator creates for them. Their quota
-// is their owner's; they are not queued themselves.
-func ownedByRayKind(obj client.Object) bool {
+// ownedByQueuedRayKind reports an object whose controller is a RayJob or
+// a RayService of an enabled integration: the RayClusters the operator
+// creates for them. Their quota is their owner's; they are not queued
+// themselves.
+func ownedByQueuedRayKind(opts jobframework.Options, obj client.Object) bool {
 	ref := metav1.GetControllerOf(obj)
-	return ref != nil && (ref.Kind == RayJobGVK.Kind || ref.Kind == RayServiceGVK.Kind) && ref.APIVersion == rayv1.GroupVersion.String()
+	if ref == nil || ref.APIVersion != rayv1.GroupVersion.String() || (ref.Kind != RayJobGVK.Kind && ref.Kind != RayServiceGVK.Kind) {
+		return false
+	}
+	_, enabled := opts.EnabledKind(schema.GroupKind{Group: rayv1.GroupVersion.Group, Kind: ref.Kind})
+	return enabled
 }

@@ -3,6 +3,7 @@ package ray
 import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,6 +39,12 @@ func (s *RayService) IsSuspended() bool { return ptr.Deref(s.svc.Spec.RayCluster
 
 // Suspend sets spec.rayClusterConfig.suspend.
 func (s *RayService) Suspend() { s.svc.Spec.RayClusterSpec.Suspend = ptr.To(true) }
+
+// SuspendField is the field that holds a RayService (the job
+// framework's JobWithSuspendField names it in its errors).
+func (s *RayService) SuspendField() *field.Path {
+	return field.NewPath("spec", "rayClusterConfig", "suspend")
+}
 
 // PodSets returns head and the worker groups of the cluster config.
 func (s *RayService) PodSets() ([]kueue.PodSet, error) {

@@ -22,11 +22,12 @@ import (
 // the owner's Workload's.
 type clusterReconciler struct {
 	client client.Client
+	opts   jobframework.Options
 	inner  *jobframework.Reconciler
 }
 
 func setupClusterReconciler(mgr ctrl.Manager, opts jobframework.Options) error {
-	r := &clusterReconciler{client: mgr.GetClient(), inner: &jobframework.Reconciler{
+	r := &clusterReconciler{client: mgr.GetClient(), opts: opts, inner: &jobframework.Reconciler{
 		Client: mgr.GetClient(), PodReader: mgr.GetAPIReader(), Writer: &apply.Writer{Client: mgr.GetClient()},
 		Recorder: mgr.GetEventRecorderFor("kueue-job-controller"), Integration: jobframework.Integration{Name: RayClusterFramework, GVK: RayClusterGVK, NewJob: NewRayCluster}, Options: opts,
 	}}
@@ -37,11 +38,11 @@ func setupClusterReconciler(mgr ctrl.Manager, opts jobframework.Options) error {
 		Complete(r)
 }
 
-// Reconcile hands the cluster to the generic reconciler unless a RayJob or
-// RayService owns it.
+// Reconcile hands the cluster to the generic reconciler unless a queued
+// RayJob or RayService owns it.
 func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var rc rayv1.RayCluster
-	if err := r.client.Get(ctx, req.NamespacedName, &rc); err == nil && ownedByRayKind(&rc) {
+	if err := r.client.Get(ctx, req.NamespacedName, &rc); err == nil && ownedByQueuedRayKind(r.opts, &rc) {
 		return ctrl.Result{}, nil
 	}
 	return r.inner.Reconcile(ctx, req)

@@ -68,7 +68,8 @@ func setupWebhook[T client.Object](mgr ctrl.Manager, opts jobframework.Options, 
 		Client:      jobframework.LiveFallback{Cached: mgr.GetClient(), Live: mgr.GetAPIReader()},
 		Integration: in, Options: opts, Validate: validator(opts, check),
 	}
-	return ctrl.NewWebhookManagedBy(mgr, obj).WithDefaulter(webhook[T]{w}).WithValidator(webhook[T]{w}).Complete()
+	h := webhook[T]{w: w, opts: opts}
+	return ctrl.NewWebhookManagedBy(mgr, obj).WithDefaulter(h).WithValidator(h).Complete()
 }
 
 // validator runs check on the jobs Kuota queues.
@@ -83,24 +84,27 @@ func validator(opts jobframework.Options, check func(jobframework.Job) field.Err
 
 // webhook adapts jobframework.Webhook to controller-runtime's typed
 // interfaces, skipping the clusters a RayJob or RayService owns.
-type webhook[T client.Object] struct{ w *jobframework.Webhook }
+type webhook[T client.Object] struct {
+	w    *jobframework.Webhook
+	opts jobframework.Options
+}
 
 func (h webhook[T]) Default(ctx context.Context, obj T) error {
-	if ownedByRayKind(obj) {
+	if ownedByQueuedRayKind(h.opts, obj) {
 		return nil
 	}
 	return h.w.Default(ctx, obj)
 }
 
 func (h webhook[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warnings, error) {
-	if ownedByRayKind(obj) {
+	if ownedByQueuedRayKind(h.opts, obj) {
 		return nil, nil
 	}
 	return nil, h.w.ValidateCreate(ctx, obj)
 }
 
 func (h webhook[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (admission.Warnings, error) {
-	if ownedByRayKind(newObj) {
+	if ownedByQueuedRayKind(h.opts, newObj) {
 		return nil, nil
 	}
 	return nil, h.w.ValidateUpdate(ctx, oldObj, newObj)

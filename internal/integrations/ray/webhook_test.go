@@ -33,7 +33,8 @@ func testClient(t testing.TB) client.Client {
 }
 
 func testWebhook[T client.Object](c client.Client, in jobframework.Integration, check func(jobframework.Job) field.ErrorList) webhook[T] {
-	return webhook[T]{&jobframework.Webhook{Client: c, Integration: in, Validate: validator(jobframework.Options{}, check)}}
+	opts := jobframework.Options{Enabled: []jobframework.Integration{RayJobIntegration, RayClusterIntegration, RayServiceIntegration}}
+	return webhook[T]{w: &jobframework.Webhook{Client: c, Integration: in, Options: opts, Validate: validator(opts, check)}, opts: opts}
 }
 
 func rayJobWebhook(c client.Client) webhook[*rayv1.RayJob] {
@@ -90,6 +91,20 @@ func TestDefaultSuspendsAndSendsToDefaultQueue(t *testing.T) {
 	}
 	if _, err := rayClusterWebhook(c).ValidateCreate(ctx, owned); err != nil {
 		t.Errorf("the RayCluster of a RayJob was refused: %v", err)
+	}
+
+	// Without the RayJob integration, nothing else holds its quota: the
+	// RayCluster is queued on its own.
+	alone := rayClusterWebhook(c)
+	alone.opts.Enabled = []jobframework.Integration{RayClusterIntegration}
+	alone.w.Options = alone.opts
+	orphan := newRayCluster()
+	orphan.OwnerReferences = owned.OwnerReferences
+	if err := alone.Default(ctx, orphan); err != nil {
+		t.Fatal(err)
+	}
+	if !ptr.Deref(orphan.Spec.Suspend, false) {
+		t.Error("the RayCluster of a RayJob was not suspended while the RayJob integration is off")
 	}
 }
 
