@@ -10,6 +10,7 @@ require (
 	github.com/kubeflow/training-operator v1.9.4
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/client_model v0.6.2
+	github.com/ray-project/kuberay/ray-operator v1.6.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	golang.org/x/time v0.15.0

@@ -9,6 +9,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/integrations/kubeflow"
 	"github.com/kuota-dev/kuota/internal/integrations/leaderworkerset"
 	"github.com/kuota-dev/kuota/internal/integrations/pod"
+	"github.com/kuota-dev/kuota/internal/integrations/ray"
 	"github.com/kuota-dev/kuota/internal/integrations/statefulset"
 	"github.com/kuota-dev/kuota/internal/integrations/trainjob"
 	"github.com/kuota-dev/kuota/internal/jobframework"
@@ -30,5 +31,8 @@ func Integrations() []jobframework.Integration {
 		kubeflow.JAXJobIntegration,
 		kubeflow.MPIJobIntegration,
 		jobset.Integration,
+		ray.RayJobIntegration,
+		ray.RayClusterIntegration,
+		ray.RayServiceIntegration,
 	}
 }
