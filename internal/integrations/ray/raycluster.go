@@ -3,8 +3,6 @@ package ray
 import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -73,17 +71,4 @@ func (c *RayCluster) PodsReady() bool { return c.cluster.Status.State == rayv1.R
 func clusterActive(st *rayv1.RayClusterStatus) bool {
 	return st.State == rayv1.Ready || st.ReadyWorkerReplicas > 0 ||
 		meta.IsStatusConditionTrue(st.Conditions, string(rayv1.HeadPodReady))
-}
-
-// ownedByQueuedRayKind reports an object whose controller is a RayJob or
-// a RayService of an enabled integration: the RayClusters the operator
-// creates for them. Their quota is their owner's; they are not queued
-// themselves.
-func ownedByQueuedRayKind(opts jobframework.Options, obj client.Object) bool {
-	ref := metav1.GetControllerOf(obj)
-	if ref == nil || ref.APIVersion != rayv1.GroupVersion.String() || (ref.Kind != RayJobGVK.Kind && ref.Kind != RayServiceGVK.Kind) {
-		return false
-	}
-	_, enabled := opts.EnabledKind(schema.GroupKind{Group: rayv1.GroupVersion.Group, Kind: ref.Kind})
-	return enabled
 }

@@ -48,7 +48,6 @@ var RayClusterIntegration = jobframework.Integration{
 	SetupWebhook: func(mgr ctrl.Manager, opts jobframework.Options) error {
 		return setupWebhook(mgr, opts, jobframework.Integration{Name: RayClusterFramework, GVK: RayClusterGVK, NewJob: NewRayCluster}, &rayv1.RayCluster{}, validateRayCluster)
 	},
-	SetupReconciler: setupClusterReconciler,
 }
 
 // RayServiceIntegration registers ray.io/v1 RayServices: PodSets head and
@@ -90,21 +89,21 @@ type webhook[T client.Object] struct {
 }
 
 func (h webhook[T]) Default(ctx context.Context, obj T) error {
-	if ownedByQueuedRayKind(h.opts, obj) {
+	if h.opts.ControlledByQueuedKind(obj) {
 		return nil
 	}
 	return h.w.Default(ctx, obj)
 }
 
 func (h webhook[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warnings, error) {
-	if ownedByQueuedRayKind(h.opts, obj) {
+	if h.opts.ControlledByQueuedKind(obj) {
 		return nil, nil
 	}
 	return nil, h.w.ValidateCreate(ctx, obj)
 }
 
 func (h webhook[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (admission.Warnings, error) {
-	if ownedByQueuedRayKind(h.opts, newObj) {
+	if h.opts.ControlledByQueuedKind(newObj) {
 		return nil, nil
 	}
 	return nil, h.w.ValidateUpdate(ctx, oldObj, newObj)
