@@ -5,6 +5,8 @@ package paths
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -99,22 +101,29 @@ func checkDir(dir, what string) (string, error) {
 }
 
 // ModuleDir is the folder of a Go module Kuota builds with, at the version
-// go.mod requires (in the module cache): where the tests find third-party
-// CRDs, never copied into the repository.
+// go.mod selects, in the module cache: where the tests find third-party
+// CRDs, never copied into the repository. The module is downloaded when
+// the cache does not hold it yet (a module whose packages no build
+// compiles, such as the Trainer's, is not fetched by `go build`).
 func ModuleDir(module string) (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module)
+	cmd := exec.Command("go", "mod", "download", "-json", module)
 	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	var info struct{ Dir, Error string }
+	if jsonErr := json.Unmarshal(out, &info); jsonErr == nil && info.Error != "" {
+		return "", fmt.Errorf("downloading the module %s: %s", module, info.Error)
+	}
 	if err != nil {
-		return "", fmt.Errorf("locating the module %s: %w", module, err)
+		return "", fmt.Errorf("downloading the module %s: %w: %s", module, err, strings.TrimSpace(stderr.String()))
 	}
-	dir := strings.TrimSpace(string(out))
-	if dir == "" {
-		return "", fmt.Errorf("the module %s is not in the module cache (run `go mod download %s`)", module, module)
+	if info.Dir == "" {
+		return "", fmt.Errorf("the module %s has no folder in the module cache", module)
 	}
-	return dir, nil
+	return info.Dir, nil
 }

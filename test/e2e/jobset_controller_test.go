@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/certs"
 	"github.com/kuota-dev/kuota/internal/integrations/jobset"
 	"github.com/kuota-dev/kuota/internal/localwebhook"
+	"github.com/kuota-dev/kuota/internal/paths"
 )
 
 // jobSetController is JobSet's own controller (built from the
@@ -47,13 +47,11 @@ func (h *harness) startJobSet(ctx context.Context, toolsBin, root, kubectl, kube
 		h.jobSet.skip = fmt.Sprintf("%s is not built (run `make tools`): %v", jobSetControllerBin, err)
 		return nil
 	}
-	list := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/jobset")
-	list.Dir = root
-	out, err := list.Output()
+	dir, err := paths.ModuleDir("sigs.k8s.io/jobset")
 	if err != nil {
-		return fmt.Errorf("locating the sigs.k8s.io/jobset module: %w", err)
+		return err
 	}
-	crds := filepath.Join(strings.TrimSpace(string(out)), "config", "components", "crd", "bases")
+	crds := filepath.Join(dir, "config", "components", "crd", "bases")
 	for _, args := range [][]string{
 		{"apply", "--server-side", "-f", crds},
 		{"wait", "--for", "condition=Established", "--timeout", "60s", "crd/jobsets.jobset.x-k8s.io"},

@@ -2,24 +2,25 @@ package trainjob
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kuota-dev/kuota/internal/paths"
 )
 
 // crdSchema loads a CRD of the trainer module Kuota builds with (from the
 // module cache) and returns its v1alpha1 schema.
 func crdSchema(t *testing.T, file string) *apiextensionsv1.JSONSchemaProps {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/kubeflow/trainer/v2").Output()
+	dir, err := paths.ModuleDir("github.com/kubeflow/trainer/v2")
 	if err != nil {
-		t.Fatalf("locating the trainer module: %v", err)
+		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "manifests", "base", "crds", file))
+	data, err := os.ReadFile(filepath.Join(dir, "manifests", "base", "crds", file))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,8 @@ package jobsets
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -45,15 +43,9 @@ func TestMain(m *testing.M) {
 // jobSetCRDs is the CRD folder of the sigs.k8s.io/jobset module Kuota
 // builds with.
 func jobSetCRDs() (string, error) {
-	root, err := paths.RepoRoot()
+	dir, err := paths.ModuleDir("sigs.k8s.io/jobset")
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/jobset")
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("locating the sigs.k8s.io/jobset module: %w", err)
-	}
-	return filepath.Join(strings.TrimSpace(string(out)), "config", "components", "crd", "bases"), nil
+	return filepath.Join(dir, "config", "components", "crd", "bases"), nil
 }

@@ -12,9 +12,7 @@ package kubeflowjobs
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -40,11 +38,11 @@ func TestMain(m *testing.M) {
 // its v1 MPIJob (same name as the MPI Operator's), and the MPI Operator's
 // v2beta1 MPIJob.
 func kubeflowCRDs() ([]string, error) {
-	training, err := moduleDir("github.com/kubeflow/training-operator")
+	training, err := paths.ModuleDir("github.com/kubeflow/training-operator")
 	if err != nil {
 		return nil, err
 	}
-	mpiOperator, err := moduleDir("github.com/kubeflow/mpi-operator")
+	mpiOperator, err := paths.ModuleDir("github.com/kubeflow/mpi-operator")
 	if err != nil {
 		return nil, err
 	}
@@ -59,18 +57,4 @@ func kubeflowCRDs() ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-func moduleDir(module string) (string, error) {
-	root, err := paths.RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module)
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("locating the %s module: %w", module, err)
-	}
-	return strings.TrimSpace(string(out)), nil
 }

@@ -10,9 +10,7 @@ package lws
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -37,15 +35,9 @@ func TestMain(m *testing.M) {
 // lwsCRDs is the CRD folder of the sigs.k8s.io/lws module Kuota builds
 // with.
 func lwsCRDs() (string, error) {
-	root, err := paths.RepoRoot()
+	dir, err := paths.ModuleDir("sigs.k8s.io/lws")
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/lws")
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("locating the sigs.k8s.io/lws module: %w", err)
-	}
-	return filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "bases"), nil
+	return filepath.Join(dir, "config", "crd", "bases"), nil
 }

@@ -11,9 +11,7 @@ package trainjobs
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -37,15 +35,9 @@ func TestMain(m *testing.M) {
 
 // trainerCRDs is the CRD folder of the trainer module Kuota builds with.
 func trainerCRDs() (string, error) {
-	root, err := paths.RepoRoot()
+	dir, err := paths.ModuleDir("github.com/kubeflow/trainer/v2")
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/kubeflow/trainer/v2")
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("locating the github.com/kubeflow/trainer/v2 module: %w", err)
-	}
-	return filepath.Join(strings.TrimSpace(string(out)), "manifests", "base", "crds"), nil
+	return filepath.Join(dir, "manifests", "base", "crds"), nil
 }
