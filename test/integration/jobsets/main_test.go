@@ -9,7 +9,6 @@ package jobsets
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/go-logr/logr/funcr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/kuota-dev/kuota/internal/paths"
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
@@ -32,20 +30,5 @@ func TestMain(m *testing.M) {
 	} else {
 		ctrllog.SetLogger(logr.Discard())
 	}
-	crds, err := jobSetCRDs()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "jobset:", err)
-		os.Exit(1)
-	}
-	os.Exit(framework.RunMainWithCRDs(m, &env, crds))
-}
-
-// jobSetCRDs is the CRD folder of the sigs.k8s.io/jobset module Kuota
-// builds with.
-func jobSetCRDs() (string, error) {
-	dir, err := paths.ModuleDir("sigs.k8s.io/jobset")
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "config", "components", "crd", "bases"), nil
+	os.Exit(framework.RunMainWithModuleCRDs(m, &env, framework.ModuleCRDs{Module: "sigs.k8s.io/jobset", Paths: []string{"config/components/crd/bases"}}))
 }

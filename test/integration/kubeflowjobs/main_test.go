@@ -10,15 +10,12 @@
 package kubeflowjobs
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/kuota-dev/kuota/internal/paths"
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
@@ -26,35 +23,10 @@ var env *framework.Env
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
-	crds, err := kubeflowCRDs()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "kubeflow:", err)
-		os.Exit(1)
-	}
-	os.Exit(framework.RunMainWithCRDs(m, &env, crds...))
-}
-
-// kubeflowCRDs lists the CRD files: the training operator's v1 kinds but
-// its v1 MPIJob (same name as the MPI Operator's), and the MPI Operator's
-// v2beta1 MPIJob.
-func kubeflowCRDs() ([]string, error) {
-	training, err := paths.ModuleDir("github.com/kubeflow/training-operator")
-	if err != nil {
-		return nil, err
-	}
-	mpiOperator, err := paths.ModuleDir("github.com/kubeflow/mpi-operator")
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, kind := range []string{"pytorchjobs", "tfjobs", "xgboostjobs", "paddlejobs", "jaxjobs"} {
-		out = append(out, filepath.Join(training, "manifests", "base", "crds", "kubeflow.org_"+kind+".yaml"))
-	}
-	out = append(out, filepath.Join(mpiOperator, "manifests", "base", "kubeflow.org_mpijobs.yaml"))
-	for _, f := range out {
-		if _, err := os.Stat(f); err != nil {
-			return nil, fmt.Errorf("CRD file: %w", err)
-		}
-	}
-	return out, nil
+	os.Exit(framework.RunMainWithModuleCRDs(m, &env, framework.ModuleCRDs{Module: "github.com/kubeflow/training-operator", Paths: []string{
+		// Not its v1 MPIJob: the MPI Operator's v2beta1 has the same name.
+		"manifests/base/crds/kubeflow.org_pytorchjobs.yaml", "manifests/base/crds/kubeflow.org_tfjobs.yaml",
+		"manifests/base/crds/kubeflow.org_xgboostjobs.yaml", "manifests/base/crds/kubeflow.org_paddlejobs.yaml",
+		"manifests/base/crds/kubeflow.org_jaxjobs.yaml"}},
+		framework.ModuleCRDs{Module: "github.com/kubeflow/mpi-operator", Paths: []string{"manifests/base/kubeflow.org_mpijobs.yaml"}}))
 }

@@ -8,15 +8,12 @@
 package lws
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/kuota-dev/kuota/internal/paths"
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
@@ -24,20 +21,5 @@ var env *framework.Env
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
-	crds, err := lwsCRDs()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "lws:", err)
-		os.Exit(1)
-	}
-	os.Exit(framework.RunMainWithCRDs(m, &env, crds))
-}
-
-// lwsCRDs is the CRD folder of the sigs.k8s.io/lws module Kuota builds
-// with.
-func lwsCRDs() (string, error) {
-	dir, err := paths.ModuleDir("sigs.k8s.io/lws")
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "config", "crd", "bases"), nil
+	os.Exit(framework.RunMainWithModuleCRDs(m, &env, framework.ModuleCRDs{Module: "sigs.k8s.io/lws", Paths: []string{"config/crd/bases"}}))
 }

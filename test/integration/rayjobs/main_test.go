@@ -9,15 +9,12 @@
 package rayjobs
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/kuota-dev/kuota/internal/paths"
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
@@ -25,27 +22,6 @@ var env *framework.Env
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
-	crds, err := rayCRDs()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ray:", err)
-		os.Exit(1)
-	}
-	os.Exit(framework.RunMainWithCRDs(m, &env, crds...))
-}
-
-// rayCRDs lists the KubeRay CRD files of the three kinds.
-func rayCRDs() ([]string, error) {
-	dir, err := paths.ModuleDir("github.com/ray-project/kuberay/ray-operator")
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, kind := range []string{"rayjobs", "rayclusters", "rayservices"} {
-		f := filepath.Join(dir, "config", "crd", "bases", "ray.io_"+kind+".yaml")
-		if _, err := os.Stat(f); err != nil {
-			return nil, fmt.Errorf("CRD file: %w", err)
-		}
-		out = append(out, f)
-	}
-	return out, nil
+	os.Exit(framework.RunMainWithModuleCRDs(m, &env, framework.ModuleCRDs{Module: "github.com/ray-project/kuberay/ray-operator",
+		Paths: []string{"config/crd/bases/ray.io_rayjobs.yaml", "config/crd/bases/ray.io_rayclusters.yaml", "config/crd/bases/ray.io_rayservices.yaml"}}))
 }

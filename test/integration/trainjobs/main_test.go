@@ -9,15 +9,12 @@
 package trainjobs
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/kuota-dev/kuota/internal/paths"
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
@@ -25,19 +22,5 @@ var env *framework.Env
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
-	crds, err := trainerCRDs()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "trainjob:", err)
-		os.Exit(1)
-	}
-	os.Exit(framework.RunMainWithCRDs(m, &env, crds))
-}
-
-// trainerCRDs is the CRD folder of the trainer module Kuota builds with.
-func trainerCRDs() (string, error) {
-	dir, err := paths.ModuleDir("github.com/kubeflow/trainer/v2")
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "manifests", "base", "crds"), nil
+	os.Exit(framework.RunMainWithModuleCRDs(m, &env, framework.ModuleCRDs{Module: "github.com/kubeflow/trainer/v2", Paths: []string{"manifests/base/crds"}}))
 }
