@@ -33,6 +33,12 @@ type Options struct {
 	// SetupWebhooks): the pod integration finds there the parents whose
 	// pods it leaves alone or completes.
 	Enabled []Integration
+	// External are the kinds of integrations.externalFrameworks: their
+	// own controllers create and follow their Workloads (see
+	// docs/integrations/external.md). Kuota runs nothing for them, but
+	// leaves their children (Jobs, pods) alone, as it does a queued
+	// kind's.
+	External []schema.GroupKind
 }
 
 // EnabledIntegration returns the enabled integration of that name.
@@ -63,6 +69,13 @@ func OptionsFrom(cfg *configapi.Configuration) (Options, error) {
 	}
 	if cfg.Integrations != nil {
 		o.LabelKeysToCopy = cfg.Integrations.LabelKeysToCopy
+		for i, name := range cfg.Integrations.ExternalFrameworks {
+			k, ok := configapi.ParseExternalFramework(name)
+			if !ok {
+				return Options{}, fmt.Errorf("integrations.externalFrameworks[%d]: %q is not in the form Kind.version.group", i, name)
+			}
+			o.External = append(o.External, k.GroupKind())
+		}
 	}
 	if sel := cfg.ManagedJobsNamespaceSelector; sel != nil {
 		s, err := metav1.LabelSelectorAsSelector(sel)

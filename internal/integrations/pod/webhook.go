@@ -106,7 +106,8 @@ func manage(p *corev1.Pod) error {
 
 // ownedByManagedJob reports whether the pod's controller is a job of an
 // enabled integration that Kuota manages (a batch/v1 Job with a queue
-// name): its pods are the job's business.
+// name) or an object of an external framework's kind: its pods are the
+// job's business.
 func (w *Webhook) ownedByManagedJob(ctx context.Context, p *corev1.Pod) (bool, error) {
 	ref := metav1.GetControllerOfNoCopy(p)
 	if ref == nil {
@@ -116,7 +117,11 @@ func (w *Webhook) ownedByManagedJob(ctx context.Context, p *corev1.Pod) (bool, e
 	if err != nil {
 		return false, nil //nolint:nilerr // not a kind Kuota knows
 	}
-	in, ok := w.Options.EnabledKind(schema.GroupKind{Group: gv.Group, Kind: ref.Kind})
+	gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
+	if w.Options.IsExternal(gk) {
+		return true, nil
+	}
+	in, ok := w.Options.EnabledKind(gk)
 	if !ok || in.NewJob == nil {
 		return false, nil
 	}
