@@ -42,6 +42,9 @@ func (e *engine) runCycle() bool {
 	progress := false
 	for i := range res.Decisions {
 		d := &res.Decisions[i]
+		if e.opts.OnDecision != nil {
+			e.opts.OnDecision(e.now, d)
+		}
 		switch {
 		case d.Admit:
 			progress = e.admit(d, snap) || progress

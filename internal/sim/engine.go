@@ -28,6 +28,9 @@ type Options struct {
 	// Deadline stops the simulation at this virtual time (0: when every
 	// workload finished).
 	Deadline time.Duration
+	// OnDecision, when set, sees every decision of the scheduling core,
+	// with the virtual time of its cycle.
+	OnDecision func(at time.Duration, d *scheduling.Decision)
 }
 
 // epoch is the virtual clock's zero, for the objects' timestamps.
@@ -87,47 +90,66 @@ func Run(setup *Setup, trace []Workload, opts Options) (*Result, error) {
 	return e.result(time.Since(start)), nil
 }
 
-// load puts the setup into the cache, as the informer handlers would.
+// load puts the setup into the engine's cache and sets up the usage meter.
 func (e *engine) load(s *Setup) (*usageMeter, error) {
+	if err := LoadSetup(e.c, s); err != nil {
+		return nil, err
+	}
+	meter := newUsageMeter()
+	for _, obj := range s.ClusterQueues {
+		cq, ok := e.c.ClusterQueue(kueue.ClusterQueueReference(obj.Name))
+		if !ok {
+			return nil, fmt.Errorf("ClusterQueue %s was not loaded", obj.Name)
+		}
+		meter.addQueue(cq, classOf(obj))
+	}
+	e.drainWake()
+	return meter, nil
+}
+
+// LoadSetup puts a queue configuration into a cache, as the manager's
+// informer handlers would, and marks the cache synced. Workloads are
+// added afterwards (UpsertWorkload).
+func LoadSetup(c *cache.Cache, s *Setup) error {
 	for _, f := range s.Flavors {
-		e.c.SetFlavor(state.NewFlavor(f))
+		c.SetFlavor(state.NewFlavor(f))
 	}
 	for _, p := range s.Priorities {
-		e.c.SetPriorityClass(p.Name, p.Value)
+		c.SetPriorityClass(p.Name, p.Value)
 	}
 	for _, co := range s.Cohorts {
-		e.c.SetCohort(state.NewCohort(co))
+		c.SetCohort(state.NewCohort(co))
+	}
+	for name, active := range s.AdmissionChecks {
+		c.SetAdmissionCheck(name, active)
 	}
 	namespaces := map[string]bool{}
 	for _, lq := range s.LocalQueues {
 		namespaces[lq.Namespace] = true
 	}
 	for ns, labels := range s.Namespaces {
-		e.c.SetNamespace(ns, labels)
+		c.SetNamespace(ns, labels)
 		delete(namespaces, ns)
 	}
 	for ns := range namespaces {
-		e.c.SetNamespace(ns, nil)
+		c.SetNamespace(ns, nil)
 	}
-	meter := newUsageMeter()
 	for _, obj := range s.ClusterQueues {
 		cq, err := state.NewClusterQueue(obj)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		e.c.SetClusterQueue(cq)
-		meter.addQueue(cq, classOf(obj))
+		c.SetClusterQueue(cq)
 	}
 	for _, lq := range s.LocalQueues {
 		stop := kueue.None
 		if lq.Spec.StopPolicy != nil {
 			stop = *lq.Spec.StopPolicy
 		}
-		e.c.SetLocalQueue(cache.LocalQueueKey{Namespace: lq.Namespace, Name: kueue.LocalQueueName(lq.Name)}, lq.Spec.ClusterQueue, stop)
+		c.SetLocalQueue(cache.LocalQueueKey{Namespace: lq.Namespace, Name: kueue.LocalQueueName(lq.Name)}, lq.Spec.ClusterQueue, stop)
 	}
-	e.c.MarkSynced()
-	e.drainWake()
-	return meter, nil
+	c.MarkSynced()
+	return nil
 }
 
 // loop processes events in time order; after each instant, a woken

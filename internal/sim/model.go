@@ -21,6 +21,10 @@ type Setup struct {
 	// Namespaces holds the labels of namespaces (for namespace selectors);
 	// namespaces of LocalQueues not listed have no labels.
 	Namespaces map[string]map[string]string
+	// AdmissionChecks are the AdmissionChecks by name, with whether each
+	// is active (a ClusterQueue naming a missing or inactive one admits
+	// nothing).
+	AdmissionChecks map[kueue.AdmissionCheckReference]bool
 }
 
 // Workload is one workload of a trace.
@@ -41,6 +45,14 @@ type Workload struct {
 	// MaxExecution, when set, is spec.maximumExecutionTimeSeconds.
 	MaxExecution time.Duration
 	PodSets      []kueue.PodSet
+	// CreatedBefore is how long before its arrival the workload was
+	// created: a live cluster's pending workloads all arrive at the start
+	// of a simulation run forward from now, in their creation order.
+	CreatedBefore time.Duration
+	// Admission, when set, makes the workload hold that admission from its
+	// arrival (a live cluster's running workload); Runtime is then what is
+	// left of its run.
+	Admission *kueue.Admission
 }
 
 // FromScenario turns a benchmark scenario's plan into a setup and a trace,
@@ -84,7 +96,7 @@ func validate(trace []Workload) error {
 			return fmt.Errorf("trace[%d]: workload %s appears twice", i, key)
 		case len(w.PodSets) == 0:
 			return fmt.Errorf("trace[%d] (%s): no pod sets", i, key)
-		case w.Arrive < 0 || w.Runtime < 0:
+		case w.Arrive < 0 || w.Runtime < 0 || w.CreatedBefore < 0:
 			return fmt.Errorf("trace[%d] (%s): arrival and runtime must not be negative", i, key)
 		}
 		seen[key] = true

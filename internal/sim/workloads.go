@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -61,7 +62,7 @@ func (e *engine) write(r *record, obj *kueue.Workload) {
 func (e *engine) arrive(ev *event) {
 	r := e.recs[ev.key]
 	w := r.w
-	created := epoch.Add(w.Arrive).Truncate(time.Second) // the API server stamps seconds
+	created := epoch.Add(w.Arrive - w.CreatedBefore).Truncate(time.Second) // the API server stamps seconds
 	obj := &kueue.Workload{
 		ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name, UID: types.UID(w.Namespace + "/" + w.Name),
 			CreationTimestamp: metav1.NewTime(created), Generation: 1},
@@ -76,8 +77,33 @@ func (e *engine) arrive(ev *event) {
 	if w.MaxExecution > 0 {
 		obj.Spec.MaximumExecutionTimeSeconds = ptr.To(int32(w.MaxExecution / time.Second))
 	}
+	if w.Admission != nil {
+		e.arriveRunning(r, obj)
+		return
+	}
 	e.write(r, obj)
 	e.logEvent("arrive", r.key, map[string]any{"queue": string(w.Queue), "class": w.Class})
+}
+
+// arriveRunning places a workload that holds its admission from the
+// start, and schedules its end.
+func (e *engine) arriveRunning(r *record, obj *kueue.Workload) {
+	if _, known := e.c.ClusterQueue(r.w.Admission.ClusterQueue); !known {
+		e.err = fmt.Errorf("workload %s: admitted in ClusterQueue %s, which the setup lacks", r.key, r.w.Admission.ClusterQueue)
+		return
+	}
+	obj.Status = *apply.Reserve(obj, r.w.Admission, nil, e.clock(e.now))
+	e.write(r, obj)
+	a, ok := e.c.Admitted(r.key)
+	if !ok {
+		e.err = fmt.Errorf("workload %s: its admission in ClusterQueue %s does not hold (unknown queue or flavor?)", r.key, r.w.Admission.ClusterQueue)
+		return
+	}
+	r.run, r.phase, r.cq, r.usage = 1, running, a.ClusterQueue, a.Usage
+	r.admissions = append(r.admissions, admission{ClusterQueue: string(a.ClusterQueue), Decided: e.now, Landed: e.now})
+	e.usage.add(r.cq, r.usage)
+	e.schedule(&event{at: e.now + r.w.Runtime, kind: evFinished, key: r.key, run: r.run})
+	e.logEvent("running", r.key, map[string]any{"clusterQueue": string(a.ClusterQueue)})
 }
 
 // admitted lands an admission write: the workload holds its quota in the

@@ -1,0 +1,84 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/scheduling"
+)
+
+// oneQueue is a ClusterQueue "cq" of 4 cpu in flavor "f", LocalQueue
+// "ns/lq".
+func oneQueue() *Setup {
+	cq := &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq"}, Spec: kueue.ClusterQueueSpec{
+		NamespaceSelector: &metav1.LabelSelector{},
+		ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{"cpu"}, Flavors: []kueue.FlavorQuotas{
+			{Name: "f", Resources: []kueue.ResourceQuota{{Name: "cpu", NominalQuota: resource.MustParse("4")}}}}}}}}
+	lq := &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "lq"}, Spec: kueue.LocalQueueSpec{ClusterQueue: "cq"}}
+	return &Setup{Flavors: []*kueue.ResourceFlavor{{ObjectMeta: metav1.ObjectMeta{Name: "f"}}},
+		ClusterQueues: []*kueue.ClusterQueue{cq}, LocalQueues: []*kueue.LocalQueue{lq}}
+}
+
+func cpuPodSets(cpu string) []kueue.PodSet {
+	return []kueue.PodSet{{Name: "main", Count: 1, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{"cpu": resource.MustParse(cpu)}}}}}}}}
+}
+
+// A workload running at the start holds its quota until what is left of
+// its run ends: a pending one that needs that quota is admitted then, and
+// the pending ones keep their creation order.
+func TestRunningAtStartHoldsQuotaUntilItEnds(t *testing.T) {
+	adm := &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: "main", Count: ptrTo[int32](1),
+		Flavors:       map[corev1.ResourceName]kueue.ResourceFlavorReference{"cpu": "f"},
+		ResourceUsage: corev1.ResourceList{"cpu": resource.MustParse("4")}}}}
+	trace := []Workload{
+		{Namespace: "ns", Name: "running", Queue: "lq", Runtime: 30 * time.Second, PodSets: cpuPodSets("4"), Admission: adm, CreatedBefore: time.Hour},
+		{Namespace: "ns", Name: "second", Queue: "lq", Runtime: time.Minute, PodSets: cpuPodSets("4"), CreatedBefore: time.Minute},
+		{Namespace: "ns", Name: "first", Queue: "lq", Runtime: time.Minute, PodSets: cpuPodSets("4"), CreatedBefore: 2 * time.Minute},
+	}
+	admitted := map[string]time.Duration{}
+	var firstReason string
+	res, err := Run(oneQueue(), trace, Options{Scheduling: scheduling.Options{}, OnDecision: func(at time.Duration, d *scheduling.Decision) {
+		if d.Admit {
+			if _, ok := admitted[d.Workload.Key.Name]; !ok {
+				admitted[d.Workload.Key.Name] = at
+			}
+		} else if d.Workload.Key.Name == "first" && firstReason == "" {
+			firstReason = d.Explain()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := admitted["running"]; ok {
+		t.Errorf("the running workload was admitted again")
+	}
+	if admitted["first"] != 30*time.Second || admitted["second"] != 90*time.Second {
+		t.Errorf("admitted at %v; want first at 30s (when running ends), second at 90s", admitted)
+	}
+	if firstReason == "" || !strings.Contains(firstReason, "cpu") {
+		t.Errorf("first's first refusal %q does not explain the cpu shortage", firstReason)
+	}
+	if res.Summary.Finished != 3 {
+		t.Errorf("finished %d of 3", res.Summary.Finished)
+	}
+}
+
+// An admission in a ClusterQueue the setup lacks is an error, not a
+// silently free quota.
+func TestRunningAtStartInAnUnknownQueueFails(t *testing.T) {
+	adm := &kueue.Admission{ClusterQueue: "other", PodSetAssignments: []kueue.PodSetAssignment{{Name: "main", Count: ptrTo[int32](1),
+		Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{"cpu": "f"}, ResourceUsage: corev1.ResourceList{"cpu": resource.MustParse("4")}}}}
+	_, err := Run(oneQueue(), []Workload{{Namespace: "ns", Name: "w", Queue: "lq", Runtime: time.Second, PodSets: cpuPodSets("4"), Admission: adm}}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "other") {
+		t.Fatalf("Run() = %v, want an error naming ClusterQueue other", err)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
