@@ -53,6 +53,10 @@ type Workload struct {
 	// arrival (a live cluster's running workload); Runtime is then what is
 	// left of its run.
 	Admission *kueue.Admission
+	// RanFor is how long a workload with an Admission has held it before
+	// its arrival (its reservation is stamped that far back, so that its
+	// expected end from MaxExecution is right).
+	RanFor time.Duration
 }
 
 // FromScenario turns a benchmark scenario's plan into a setup and a trace,
@@ -96,7 +100,7 @@ func validate(trace []Workload) error {
 			return fmt.Errorf("trace[%d]: workload %s appears twice", i, key)
 		case len(w.PodSets) == 0:
 			return fmt.Errorf("trace[%d] (%s): no pod sets", i, key)
-		case w.Arrive < 0 || w.Runtime < 0 || w.CreatedBefore < 0:
+		case w.Arrive < 0 || w.Runtime < 0 || w.CreatedBefore < 0 || w.RanFor < 0:
 			return fmt.Errorf("trace[%d] (%s): arrival and runtime must not be negative", i, key)
 		}
 		seen[key] = true

@@ -92,7 +92,7 @@ func (e *engine) arriveRunning(r *record, obj *kueue.Workload) {
 		e.err = fmt.Errorf("workload %s: admitted in ClusterQueue %s, which the setup lacks", r.key, r.w.Admission.ClusterQueue)
 		return
 	}
-	obj.Status = *apply.Reserve(obj, r.w.Admission, nil, e.clock(e.now))
+	obj.Status = *apply.Reserve(obj, r.w.Admission, nil, e.clock(e.now-r.w.RanFor))
 	e.write(r, obj)
 	a, ok := e.c.Admitted(r.key)
 	if !ok {
