@@ -58,6 +58,6 @@ explains what the queue is doing. This tool drives it from the command line.`,
 	root.SetOut(env.Out)
 	root.SetErr(env.Err)
 	root.AddCommand(newDevCommand(name, env), newAuditCommand(name, env, nil), newDemoCommand(name, env, nil),
-		newSimulateCommand(name, env), newTraceCommand(name, env, nil))
+		newSimulateCommand(name, env), newTraceCommand(name, env, nil), newWhyCommand(name, env, nil), newTopCommand(name, env, nil))
 	return root
 }
