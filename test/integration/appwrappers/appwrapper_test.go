@@ -9,6 +9,8 @@ import (
 	"time"
 
 	awv1beta2 "github.com/project-codeflare/appwrapper/api/v1beta2"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -126,8 +128,8 @@ func TestAppWrapperQueuedAdmittedAndFinished(t *testing.T) {
 // podSetInfos are cleared once its controller has deleted the wrapped
 // objects (QuotaReserved false), its Workload is requeued, and it is
 // admitted again once the preemptor succeeds. The objects it wraps (a
-// Job, a Deployment) are not queued on their own, although the namespace
-// has a default LocalQueue.
+// Job, a Deployment and the pods of its ReplicaSet) are not queued on
+// their own, although the namespace has a default LocalQueue.
 func TestPreemptedAppWrapperIsRestoredAndReadmitted(t *testing.T) {
 	f := start(t)
 	ctx := context.Background()
@@ -154,6 +156,19 @@ func TestPreemptedAppWrapperIsRestoredAndReadmitted(t *testing.T) {
 		deploy.Spec.Template.Labels[jobframework.ManagedLabel] != "" {
 		t.Fatalf("a wrapped Deployment was queued on its own: labels %v, template %v %v", deploy.Labels,
 			deploy.Spec.Template.Labels, deploy.Spec.Template.Annotations)
+	}
+
+	// The wrapped Deployment's pod (through its ReplicaSet) runs as is too.
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "low-deploy-1", Labels: map[string]string{"app": "w"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: deploy.Name, UID: deploy.UID, Controller: ptr.To(true)}}},
+		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](1), Selector: deploy.Spec.Selector, Template: deploy.Spec.Template}}
+	f.create(rs)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "low-deploy-1-a", Labels: map[string]string{"app": "w"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true)}}},
+		Spec: *deploy.Spec.Template.Spec.DeepCopy()}
+	f.create(pod)
+	if len(pod.Spec.SchedulingGates) != 0 || pod.Labels[jobframework.QueueNameLabel] != "" || len(pod.Finalizers) != 0 {
+		t.Fatalf("a wrapped Deployment's pod was queued on its own: gates %v labels %v finalizers %v", pod.Spec.SchedulingGates, pod.Labels, pod.Finalizers)
 	}
 
 	high := f.newAppWrapper(ns, "high", "lq", 1, 1)
