@@ -14,8 +14,12 @@ import (
 // in a managed namespace, an object without a queue name is sent to the
 // namespace's "default" LocalQueue when there is one. It reports whether
 // the object is managed (it names a queue, or jobs without one are
-// managed).
+// managed). An object a queued kind controls (a Deployment an AppWrapper
+// wraps) is left alone: its parent's Workload holds its quota.
 func DefaultParent(ctx context.Context, c client.Reader, opts Options, obj client.Object) (bool, error) {
+	if opts.ControlledByQueuedKind(obj) {
+		return false, nil
+	}
 	selected, err := opts.NamespaceManaged(ctx, c, obj.GetNamespace())
 	if err != nil || !selected {
 		return false, err

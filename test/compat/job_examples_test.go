@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	awv1beta2 "github.com/project-codeflare/appwrapper/api/v1beta2"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -47,6 +49,11 @@ func TestKueueJobExamplesBecomeTheirPodSets(t *testing.T) {
 		"sample-mpijob.yaml":              {{"launcher", 1}, {"worker", 2}},
 		"sample-jobset.yaml":              {{"workers", 1}, {"driver", 1}},
 		"sample-jobset-tas-required.yaml": {{"workers", 4}},
+		// AppWrappers: one PodSet per pod set of the components, named
+		// "<AppWrapper name>-<index>".
+		"../appwrapper/pytorch-sample.yaml":         {{"sample-appwrapper-pytorch-job-0", 1}, {"sample-appwrapper-pytorch-job-1", 1}},
+		"../appwrapper/deployment-sample.yaml":      {{"sample-appwrapper-deployment-0", 3}},
+		"../appwrapper/leaderworkerset-sample.yaml": {{"sample-appwrapper-lws-0", 2}, {"sample-appwrapper-lws-1", 3}},
 	}
 	shared, err := paths.SharedDir()
 	if err != nil {
@@ -89,13 +96,13 @@ func TestKueueJobExamplesBecomeTheirPodSets(t *testing.T) {
 			if job.IsSuspended() {
 				t.Fatal("still suspended after the admission")
 			}
-			admitted, err := job.PodSets()
-			if err != nil {
-				t.Fatal(err)
+			admitted := admittedSelectors(t, job)
+			if len(admitted) != len(podSets) {
+				t.Errorf("%d PodSets carry the admission, want %d", len(admitted), len(podSets))
 			}
-			for _, ps := range admitted {
-				if ps.Template.Spec.NodeSelector["pool"] != "a" {
-					t.Errorf("PodSet %s: node selector %v after the admission, want pool=a", ps.Name, ps.Template.Spec.NodeSelector)
+			for name, sel := range admitted {
+				if sel["pool"] != "a" {
+					t.Errorf("PodSet %s: node selector %v after the admission, want pool=a", name, sel)
 				}
 			}
 			job.Suspend()
@@ -107,14 +114,37 @@ func TestKueueJobExamplesBecomeTheirPodSets(t *testing.T) {
 			if !job.RestorePodSetsInfo(restore) {
 				t.Error("restoring reported no change")
 			}
-			restored, _ := job.PodSets()
-			for _, ps := range restored {
-				if _, ok := ps.Template.Spec.NodeSelector["pool"]; ok {
-					t.Errorf("PodSet %s keeps the flavor's node selector after restoring", ps.Name)
+			for name, sel := range admittedSelectors(t, job) {
+				if _, ok := sel["pool"]; ok {
+					t.Errorf("PodSet %s keeps the flavor's node selector after restoring", name)
 				}
 			}
 		})
 	}
+}
+
+// admittedSelectors is the node selector each PodSet's pods get: their
+// template's, or, for an AppWrapper (whose templates never change), the
+// one its controller is told to merge (spec.components[].podSetInfos).
+func admittedSelectors(t *testing.T, job jobframework.Job) map[string]map[string]string {
+	t.Helper()
+	out := map[string]map[string]string{}
+	if aw, ok := job.Object().(*awv1beta2.AppWrapper); ok {
+		for i, c := range aw.Spec.Components {
+			for k, info := range c.PodSetInfos {
+				out[fmt.Sprintf("component %d pod set %d", i, k)] = info.NodeSelector
+			}
+		}
+		return out
+	}
+	podSets, err := job.PodSets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ps := range podSets {
+		out[string(ps.Name)] = ps.Template.Spec.NodeSelector
+	}
+	return out
 }
 
 // decodeExample reads the one job object of an example file as the API
@@ -171,6 +201,8 @@ var crdSources = map[schema.GroupKind]crdSource{
 	{Group: "kubeflow.org", Kind: "PaddleJob"}:  {"github.com/kubeflow/training-operator", "manifests/base/crds/kubeflow.org_paddlejobs.yaml"},
 	{Group: "kubeflow.org", Kind: "JAXJob"}:     {"github.com/kubeflow/training-operator", "manifests/base/crds/kubeflow.org_jaxjobs.yaml"},
 	{Group: "kubeflow.org", Kind: "MPIJob"}:     {"github.com/kubeflow/mpi-operator", "manifests/base/kubeflow.org_mpijobs.yaml"},
+	{Group: "workload.codeflare.dev", Kind: "AppWrapper"}: {"github.com/project-codeflare/appwrapper",
+		"config/crd/bases/workload.codeflare.dev_appwrappers.yaml"},
 }
 
 // applyCRDDefaults applies the defaults of the CRD's schema for that

@@ -3,6 +3,7 @@
 package all
 
 import (
+	"github.com/kuota-dev/kuota/internal/integrations/appwrapper"
 	"github.com/kuota-dev/kuota/internal/integrations/batchjob"
 	"github.com/kuota-dev/kuota/internal/integrations/deployment"
 	"github.com/kuota-dev/kuota/internal/integrations/jobset"
@@ -34,5 +35,6 @@ func Integrations() []jobframework.Integration {
 		ray.RayJobIntegration,
 		ray.RayClusterIntegration,
 		ray.RayServiceIntegration,
+		appwrapper.Integration,
 	}
 }

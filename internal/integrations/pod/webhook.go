@@ -24,6 +24,7 @@ import (
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=localqueues,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=replicasets;deployments;statefulsets,verbs=get
 
 // Webhook gates the pods Kuota manages and checks their labels.
 type Webhook struct {
@@ -104,36 +105,63 @@ func manage(p *corev1.Pod) error {
 	return nil
 }
 
-// ownedByManagedJob reports whether the pod's controller is a job of an
-// enabled integration that Kuota manages (a batch/v1 Job with a queue
-// name) or an object of an external framework's kind: its pods are the
-// job's business.
+// maxOwnerDepth bounds the walk up a pod's controller owners.
+const maxOwnerDepth = 8
+
+// intermediateOwners are the built-in kinds a pod's controller chain may
+// pass through on its way to a queued job: a wrapped Deployment's
+// ReplicaSet, a wrapped StatefulSet, a LeaderWorkerSet's leader pod.
+var intermediateOwners = map[schema.GroupKind]bool{
+	{Group: "apps", Kind: "ReplicaSet"}:  true,
+	{Group: "apps", Kind: "Deployment"}:  true,
+	{Group: "apps", Kind: "StatefulSet"}: true,
+	{Group: "", Kind: "Pod"}:             true,
+}
+
+// ownedByManagedJob reports whether a controller owner of the pod, walking
+// up the chain through the kinds of enabled integrations and the
+// intermediate built-in kinds, is a job of an enabled integration that
+// Kuota manages (one with a queue name, or any when jobs without one are
+// managed): a batch/v1 Job's pods, or those of a Deployment an AppWrapper
+// wraps (pod, ReplicaSet, Deployment, AppWrapper), are that job's
+// business; so are those under an external framework's object. The walk
+// stops at an owner of another kind, or one that is gone.
 func (w *Webhook) ownedByManagedJob(ctx context.Context, p *corev1.Pod) (bool, error) {
-	ref := metav1.GetControllerOfNoCopy(p)
-	if ref == nil {
-		return false, nil
-	}
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil {
-		return false, nil //nolint:nilerr // not a kind Kuota knows
-	}
-	gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
-	if w.Options.IsExternal(gk) {
-		return true, nil
-	}
-	in, ok := w.Options.EnabledKind(gk)
-	if !ok || in.NewJob == nil {
-		return false, nil
-	}
-	var owner metav1.PartialObjectMetadata
-	owner.SetGroupVersionKind(gv.WithKind(ref.Kind))
-	if err := w.Live.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: ref.Name}, &owner); err != nil {
-		if apierrors.IsNotFound(err) {
+	var cur client.Object = p
+	seen := map[types.UID]bool{}
+	for range maxOwnerDepth {
+		ref := metav1.GetControllerOfNoCopy(cur)
+		if ref == nil || seen[ref.UID] {
 			return false, nil
 		}
-		return false, fmt.Errorf("reading the pod's owner %s %s: %w", ref.Kind, ref.Name, err)
+		seen[ref.UID] = true
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil {
+			return false, nil //nolint:nilerr // not a kind Kuota knows
+		}
+		gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
+		if w.Options.IsExternal(gk) {
+			// An external framework's controller holds its quota.
+			return true, nil
+		}
+		in, enabled := w.Options.EnabledKind(gk)
+		if !enabled && !intermediateOwners[gk] {
+			return false, nil
+		}
+		var owner metav1.PartialObjectMetadata
+		owner.SetGroupVersionKind(gv.WithKind(ref.Kind))
+		if err := w.Live.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: ref.Name}, &owner); err != nil {
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return false, fmt.Errorf("reading the pod's owner %s %s: %w", ref.Kind, ref.Name, err)
+		}
+		if enabled && in.NewJob != nil && (jobframework.QueueName(&owner) != "" || w.Options.ManageJobsWithoutQueueName) {
+			return true, nil
+		}
+		cur = &owner
 	}
-	return jobframework.QueueName(&owner) != "" || w.Options.ManageJobsWithoutQueueName, nil
+	return false, nil
 }
 
 var (
