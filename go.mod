@@ -6,6 +6,7 @@ require (
 	github.com/go-logr/logr v1.4.4
 	github.com/google/cel-go v0.29.2
 	github.com/kubeflow/mpi-operator v0.8.2
+	github.com/kubeflow/spark-operator/v2 v2.5.2
 	github.com/kubeflow/trainer/v2 v2.3.0
 	github.com/kubeflow/training-operator v1.9.4
 	github.com/prometheus/client_golang v1.24.1

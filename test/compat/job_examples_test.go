@@ -47,6 +47,7 @@ func TestKueueJobExamplesBecomeTheirPodSets(t *testing.T) {
 		"sample-mpijob.yaml":              {{"launcher", 1}, {"worker", 2}},
 		"sample-jobset.yaml":              {{"workers", 1}, {"driver", 1}},
 		"sample-jobset-tas-required.yaml": {{"workers", 4}},
+		"sample-sparkapplication.yaml":    {{"driver", 1}, {"executor", 2}},
 	}
 	shared, err := paths.SharedDir()
 	if err != nil {

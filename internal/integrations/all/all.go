@@ -10,6 +10,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/integrations/leaderworkerset"
 	"github.com/kuota-dev/kuota/internal/integrations/pod"
 	"github.com/kuota-dev/kuota/internal/integrations/ray"
+	"github.com/kuota-dev/kuota/internal/integrations/spark"
 	"github.com/kuota-dev/kuota/internal/integrations/statefulset"
 	"github.com/kuota-dev/kuota/internal/integrations/trainjob"
 	"github.com/kuota-dev/kuota/internal/jobframework"
@@ -34,5 +35,6 @@ func Integrations() []jobframework.Integration {
 		ray.RayJobIntegration,
 		ray.RayClusterIntegration,
 		ray.RayServiceIntegration,
+		spark.Integration,
 	}
 }

@@ -104,14 +104,31 @@ func manage(p *corev1.Pod) error {
 	return nil
 }
 
-// ownedByManagedJob reports whether the pod's controller is a job of an
-// enabled integration that Kuota manages (a batch/v1 Job with a queue
-// name): its pods are the job's business.
+// ownedByManagedJob reports whether the pod belongs to a job of an enabled
+// integration that Kuota manages (a batch/v1 Job with a queue name): its
+// pods are the job's business. The job is the pod's controller, or
+// another owner: a SparkApplication's executors are controlled by its
+// driver pod and name the SparkApplication as a plain owner.
 func (w *Webhook) ownedByManagedJob(ctx context.Context, p *corev1.Pod) (bool, error) {
-	ref := metav1.GetControllerOfNoCopy(p)
-	if ref == nil {
-		return false, nil
+	if ref := metav1.GetControllerOfNoCopy(p); ref != nil {
+		if owned, err := w.managedJob(ctx, p.Namespace, *ref); err != nil || owned {
+			return owned, err
+		}
 	}
+	for _, ref := range p.OwnerReferences {
+		if ref.Controller != nil && *ref.Controller {
+			continue
+		}
+		if owned, err := w.managedJob(ctx, p.Namespace, ref); err != nil || owned {
+			return owned, err
+		}
+	}
+	return false, nil
+}
+
+// managedJob reports whether ref is a job of an enabled integration that
+// Kuota manages.
+func (w *Webhook) managedJob(ctx context.Context, ns string, ref metav1.OwnerReference) (bool, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return false, nil //nolint:nilerr // not a kind Kuota knows
@@ -122,7 +139,7 @@ func (w *Webhook) ownedByManagedJob(ctx context.Context, p *corev1.Pod) (bool, e
 	}
 	var owner metav1.PartialObjectMetadata
 	owner.SetGroupVersionKind(gv.WithKind(ref.Kind))
-	if err := w.Live.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: ref.Name}, &owner); err != nil {
+	if err := w.Live.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, &owner); err != nil {
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
