@@ -1,6 +1,7 @@
 package spark
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -56,7 +57,7 @@ func TestPodSetsAreTheDriverAndTheExecutors(t *testing.T) {
 func names(ps []kueue.PodSet) []string {
 	var out []string
 	for _, p := range ps {
-		out = append(out, string(p.Name)+"x"+string(rune('0'+p.Count)))
+		out = append(out, fmt.Sprintf("%s=%d", p.Name, p.Count))
 	}
 	return out
 }
