@@ -54,6 +54,7 @@ func TestKueueJobExamplesBecomeTheirPodSets(t *testing.T) {
 		"../appwrapper/pytorch-sample.yaml":         {{"sample-appwrapper-pytorch-job-0", 1}, {"sample-appwrapper-pytorch-job-1", 1}},
 		"../appwrapper/deployment-sample.yaml":      {{"sample-appwrapper-deployment-0", 3}},
 		"../appwrapper/leaderworkerset-sample.yaml": {{"sample-appwrapper-lws-0", 2}, {"sample-appwrapper-lws-1", 3}},
+		"sample-sparkapplication.yaml":              {{"driver", 1}, {"executor", 2}},
 	}
 	shared, err := paths.SharedDir()
 	if err != nil {

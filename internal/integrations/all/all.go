@@ -11,6 +11,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/integrations/leaderworkerset"
 	"github.com/kuota-dev/kuota/internal/integrations/pod"
 	"github.com/kuota-dev/kuota/internal/integrations/ray"
+	"github.com/kuota-dev/kuota/internal/integrations/spark"
 	"github.com/kuota-dev/kuota/internal/integrations/statefulset"
 	"github.com/kuota-dev/kuota/internal/integrations/trainjob"
 	"github.com/kuota-dev/kuota/internal/jobframework"
@@ -36,5 +37,6 @@ func Integrations() []jobframework.Integration {
 		ray.RayClusterIntegration,
 		ray.RayServiceIntegration,
 		appwrapper.Integration,
+		spark.Integration,
 	}
 }

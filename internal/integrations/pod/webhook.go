@@ -110,7 +110,8 @@ const maxOwnerDepth = 8
 
 // intermediateOwners are the built-in kinds a pod's controller chain may
 // pass through on its way to a queued job: a wrapped Deployment's
-// ReplicaSet, a wrapped StatefulSet, a LeaderWorkerSet's leader pod.
+// ReplicaSet, a wrapped StatefulSet, a LeaderWorkerSet's leader pod, a
+// Spark driver pod.
 var intermediateOwners = map[schema.GroupKind]bool{
 	{Group: "apps", Kind: "ReplicaSet"}:  true,
 	{Group: "apps", Kind: "Deployment"}:  true,
@@ -118,15 +119,51 @@ var intermediateOwners = map[schema.GroupKind]bool{
 	{Group: "", Kind: "Pod"}:             true,
 }
 
-// ownedByManagedJob reports whether a controller owner of the pod, walking
-// up the chain through the kinds of enabled integrations and the
+// ownedByManagedJob reports whether the pod belongs to a job Kuota
+// manages, so that the pod is that job's business: a controller owner up
+// the chain (controlledByManagedJob), or a plain owner of the pod (a
+// SparkApplication's executors are controlled by its driver pod and name
+// the SparkApplication as a plain owner).
+func (w *Webhook) ownedByManagedJob(ctx context.Context, p *corev1.Pod) (bool, error) {
+	if owned, err := w.controlledByManagedJob(ctx, p); err != nil || owned {
+		return owned, err
+	}
+	for _, ref := range p.OwnerReferences {
+		if ref.Controller != nil && *ref.Controller {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil {
+			continue
+		}
+		gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
+		if w.Options.IsExternal(gk) {
+			return true, nil
+		}
+		in, ok := w.Options.EnabledKind(gk)
+		if !ok || in.NewJob == nil {
+			continue
+		}
+		owner, err := w.owner(ctx, p.Namespace, gv.WithKind(ref.Kind), ref.Name)
+		if err != nil || owner == nil {
+			return false, err
+		}
+		if jobframework.QueueName(owner) != "" || w.Options.ManageJobsWithoutQueueName {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// controlledByManagedJob reports whether a controller owner of the pod,
+// walking up the chain through the kinds of enabled integrations and the
 // intermediate built-in kinds, is a job of an enabled integration that
 // Kuota manages (one with a queue name, or any when jobs without one are
-// managed): a batch/v1 Job's pods, or those of a Deployment an AppWrapper
-// wraps (pod, ReplicaSet, Deployment, AppWrapper), are that job's
-// business; so are those under an external framework's object. The walk
-// stops at an owner of another kind, or one that is gone.
-func (w *Webhook) ownedByManagedJob(ctx context.Context, p *corev1.Pod) (bool, error) {
+// managed), or an external framework's object: a batch/v1 Job's pods, or
+// those of a Deployment an AppWrapper wraps (pod, ReplicaSet, Deployment,
+// AppWrapper). The walk stops at an owner of another kind, or one that is
+// gone.
+func (w *Webhook) controlledByManagedJob(ctx context.Context, p *corev1.Pod) (bool, error) {
 	var cur client.Object = p
 	seen := map[types.UID]bool{}
 	for range maxOwnerDepth {
@@ -148,20 +185,29 @@ func (w *Webhook) ownedByManagedJob(ctx context.Context, p *corev1.Pod) (bool, e
 		if !enabled && !intermediateOwners[gk] {
 			return false, nil
 		}
-		var owner metav1.PartialObjectMetadata
-		owner.SetGroupVersionKind(gv.WithKind(ref.Kind))
-		if err := w.Live.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: ref.Name}, &owner); err != nil {
-			if apierrors.IsNotFound(err) {
-				return false, nil
-			}
-			return false, fmt.Errorf("reading the pod's owner %s %s: %w", ref.Kind, ref.Name, err)
+		owner, err := w.owner(ctx, p.Namespace, gv.WithKind(ref.Kind), ref.Name)
+		if err != nil || owner == nil {
+			return false, err
 		}
-		if enabled && in.NewJob != nil && (jobframework.QueueName(&owner) != "" || w.Options.ManageJobsWithoutQueueName) {
+		if enabled && in.NewJob != nil && (jobframework.QueueName(owner) != "" || w.Options.ManageJobsWithoutQueueName) {
 			return true, nil
 		}
-		cur = &owner
+		cur = owner
 	}
 	return false, nil
+}
+
+// owner reads a pod's owner's metadata; nil when it is gone.
+func (w *Webhook) owner(ctx context.Context, ns string, gvk schema.GroupVersionKind, name string) (*metav1.PartialObjectMetadata, error) {
+	var owner metav1.PartialObjectMetadata
+	owner.SetGroupVersionKind(gvk)
+	if err := w.Live.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &owner); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading the pod's owner %s %s: %w", gvk.Kind, name, err)
+	}
+	return &owner, nil
 }
 
 var (
