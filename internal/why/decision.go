@@ -79,9 +79,24 @@ func explainDecision(ex *Explanation, res scheduling.Result, key types.Namespace
 		ex.Preemption = &Preemption{Possible: true, Victims: victims, Message: d.Explain()}
 		ex.Blockers = append(ex.Blockers, Blocker{CausePreempting, d.Explain()})
 	default:
-		ex.Blockers = append(ex.Blockers, Blocker{CauseQuota, d.Explain()})
+		ex.Blockers = append(ex.Blockers, Blocker{refusalCause(d), d.Explain()})
 		ex.Preemption = &Preemption{Message: preemptionNote(d, cq)}
 	}
+}
+
+// refusalCause names why the flavors did not fit: no flavor matches the
+// pods, the request exceeds what the queue could ever get, or the quota is
+// in use.
+func refusalCause(d *scheduling.Decision) string {
+	if d.Assignment != nil {
+		switch d.Assignment.Reason {
+		case flavors.NoMatchingFlavor:
+			return CauseNoMatchingFlavor
+		case flavors.ExceedsMaxQuota:
+			return CauseExceedsQuota
+		}
+	}
+	return CauseQuota
 }
 
 // preemptionNote says why preemption does not help a refused workload.

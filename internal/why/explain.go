@@ -40,6 +40,8 @@ const (
 	CauseSetAside             = "SetAside"
 	CauseBlockedByHead        = "BlockedByStrictFIFOHead"
 	CauseQuota                = "InsufficientQuota"
+	CauseNoMatchingFlavor     = "NoMatchingFlavor"
+	CauseExceedsQuota         = "ExceedsMaxQuota"
 	CausePreempting           = "WaitingForPreemptedWorkloads"
 )
 

