@@ -123,21 +123,8 @@ func (f *fixture) queues(nominal string) (ns, cq, fl string) {
 		f.t.Fatal(err)
 	}
 	cq, fl = ns+"-cq", ns+"-f"
-	f.create(
-		&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: fl}, Spec: kueue.ResourceFlavorSpec{
-			NodeLabels:  map[string]string{"pool": fl},
-			Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: fl, Effect: corev1.TaintEffectNoSchedule}}}},
-		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cq}, Spec: kueue.ClusterQueueSpec{
-			NamespaceSelector: &metav1.LabelSelector{},
-			Preemption:        &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority},
-			ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
-				Flavors: []kueue.FlavorQuotas{{Name: kueue.ResourceFlavorReference(fl),
-					Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse(nominal)}}}}}},
-		}},
-		&kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lq"}, Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(cq)}},
-		&kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobframework.DefaultLocalQueueName}, Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(cq)}},
-		&kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-high"}, Value: 100},
-	)
+	f.create(framework.Queues{Nominal: framework.CPU(nominal), LocalQueues: []string{"lq", jobframework.DefaultLocalQueueName},
+		Priorities: map[string]int32{"high": 100}}.Objects(ns)...)
 	return ns, cq, fl
 }
 

@@ -58,19 +58,7 @@ func setUp(t *testing.T, nominal string) *suite {
 		t.Fatal(err)
 	}
 	s := &suite{t: t, c: c, ns: ns, cq: ns + "-cq", fl: ns + "-f"}
-	s.create(
-		&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: s.fl}, Spec: kueue.ResourceFlavorSpec{
-			NodeLabels:  map[string]string{"pool": s.fl},
-			Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: s.fl, Effect: corev1.TaintEffectNoSchedule}}}},
-		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: s.cq}, Spec: kueue.ClusterQueueSpec{
-			NamespaceSelector: &metav1.LabelSelector{},
-			Preemption:        &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority},
-			ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
-				Flavors: []kueue.FlavorQuotas{{Name: kueue.ResourceFlavorReference(s.fl),
-					Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse(nominal)}}}}}},
-		}},
-		&kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lq"}, Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(s.cq)}},
-	)
+	s.create(framework.Queues{Nominal: framework.CPU(nominal), LocalQueues: []string{"lq"}}.Objects(ns)...)
 	cfg, err := framework.ManagerConfig(func(cfg *configapi.Configuration) {
 		var names []string
 		for _, in := range integrations {

@@ -6,10 +6,7 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -65,23 +62,9 @@ func queues(t *testing.T, nominal string) (ns, fl string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cq, fl := ns+"-cq", ns+"-f"
-	create(t,
-		&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: fl}, Spec: kueue.ResourceFlavorSpec{
-			NodeLabels:  map[string]string{"pool": fl},
-			Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: fl, Effect: corev1.TaintEffectNoSchedule}}}},
-		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cq}, Spec: kueue.ClusterQueueSpec{
-			NamespaceSelector: &metav1.LabelSelector{},
-			Preemption:        &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority},
-			ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
-				Flavors: []kueue.FlavorQuotas{{Name: kueue.ResourceFlavorReference(fl),
-					Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse(nominal)}}}}}},
-		}},
-		&kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lq"}, Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(cq)}},
-		&kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-low"}, Value: 10},
-		&kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-high"}, Value: 100},
-	)
-	return ns, fl
+	create(t, framework.Queues{Nominal: framework.CPU(nominal), LocalQueues: []string{"lq"},
+		Priorities: map[string]int32{"low": 10, "high": 100}}.Objects(ns)...)
+	return ns, framework.FlavorName(ns)
 }
 
 // runtimeObject is a training runtime like the trainer's torch one: a
