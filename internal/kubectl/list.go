@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -103,5 +104,18 @@ func (f *listFlags) printOutput(k *kit, list runtime.Object) (bool, error) {
 	if !f.output.flags.OutputFlagSpecified() {
 		return false, nil
 	}
-	return true, f.output.print(dryRunNone, list, k)
+	if f.output.flags.OutputFormat == nil || *f.output.flags.OutputFormat != "name" {
+		return true, f.output.print(dryRunNone, list, k)
+	}
+	// The name printer takes one object at a time.
+	items, err := apimeta.ExtractList(list)
+	if err != nil {
+		return true, fmt.Errorf("--output name: %w", err)
+	}
+	for _, it := range items {
+		if err := f.output.print(dryRunNone, it, k); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
 }

@@ -128,8 +128,8 @@ func resourceList(fq *kueue.FlavorQuotas) string {
 // resource may not be covered by two groups.
 func groupFlavors(flavors []*kueue.FlavorQuotas) ([]kueue.ResourceGroup, error) {
 	var groups []kueue.ResourceGroup
-	groupOf := map[string]int{}     // sorted resource list -> group index
-	ownerOf := map[string]string{}  // resource -> flavor that brought its group
+	groupOf := map[string]int{}    // sorted resource list -> group index
+	ownerOf := map[string]string{} // resource -> flavor that brought its group
 	for _, fq := range flavors {
 		var names []string
 		for _, r := range fq.Resources {
