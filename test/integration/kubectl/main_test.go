@@ -34,7 +34,11 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	os.Exit(framework.RunMain(m, &env))
+	code := framework.RunMain(m, &env)
+	if kubeconfig != "" {
+		_ = os.RemoveAll(filepath.Dir(kubeconfig))
+	}
+	os.Exit(code)
 }
 
 // twentyYears is how far ahead of the real time the commands' clock is.
@@ -54,6 +58,12 @@ func kubeconfigFile(t *testing.T) string {
 		}
 	}
 	return kubeconfig
+}
+
+// cacheDir is the discovery cache folder of the commands, next to the
+// kubeconfig file.
+func cacheDir(t *testing.T) string {
+	return filepath.Join(filepath.Dir(kubeconfigFile(t)), "cache")
 }
 
 // kubectlBinary is the kubectl the pass-through commands run: the cached
@@ -151,7 +161,8 @@ func kuota(t *testing.T, stdin string, args ...string) (string, string, error) {
 	})
 	root.SetOut(&out)
 	root.SetErr(&errOut)
-	root.SetArgs(append(append([]string{}, args...), "--kubeconfig", kubeconfigFile(t)))
+	// --cache-dir keeps discovery caches out of the user's home.
+	root.SetArgs(append(append([]string{}, args...), "--kubeconfig", kubeconfigFile(t), "--cache-dir", cacheDir(t)))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err := root.ExecuteContext(ctx)
