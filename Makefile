@@ -79,8 +79,9 @@ verify: $(CONTROLLER_GEN) ## Fail if generated files are stale, code is unformat
 BIN ?= $(CURDIR)/bin
 
 .PHONY: build
-build: ## Build Kuota's commands into bin/.
+build: ## Build Kuota's commands into bin/ (bin/kubectl-kuota is kuota as a kubectl plugin).
 	$(GO) build -o $(BIN)/ ./cmd/...
+	ln -sf kuota $(BIN)/kubectl-kuota
 
 .PHONY: dist
 dist: $(KUBECTL) ## Build the install bundle dist/install.yaml from config/default (kustomize).

@@ -31,6 +31,6 @@ func run(ctx context.Context) error {
 	if err != nil {
 		cacheDir = os.TempDir()
 	}
-	env := cli.Env{Out: os.Stdout, Err: os.Stderr, WorkingDir: wd, UserCacheDir: cacheDir, Getenv: os.Getenv}
+	env := cli.Env{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, WorkingDir: wd, UserCacheDir: cacheDir, Getenv: os.Getenv}
 	return cli.NewRootCommand(cli.CommandName(os.Args[0]), env).ExecuteContext(ctx)
 }

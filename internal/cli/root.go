@@ -11,12 +11,16 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kuota-dev/kuota/internal/kubectl"
 )
 
 // Env is what the commands take from the process: streams, the working
 // directory, the user's cache folder and environment variables. main fills it
 // from package os; tests fill it by hand.
 type Env struct {
+	// In is read by the commands that ask (delete workload's confirmation).
+	In           io.Reader
 	Out          io.Writer
 	Err          io.Writer
 	WorkingDir   string
@@ -59,5 +63,8 @@ explains what the queue is doing. This tool drives it from the command line.`,
 	root.SetErr(env.Err)
 	root.AddCommand(newDevCommand(name, env), newAuditCommand(name, env, nil), newDemoCommand(name, env, nil),
 		newSimulateCommand(name, env), newTraceCommand(name, env, nil), newWhyCommand(name, env, nil), newTopCommand(name, env, nil))
+	// Kueue's kubectl plugin commands (kueuectl): create, list, stop, resume,
+	// delete, version and the pass-through of get/describe/edit/patch.
+	kubectl.AddCommands(root, kubectl.Options{In: env.In, Out: env.Out, Err: env.Err})
 	return root
 }
