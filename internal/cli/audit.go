@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
 	"path/filepath"
 	"time"
 
@@ -96,9 +95,6 @@ func newKueueReader(env Env, kubeconfig string) (client.Reader, error) {
 	}
 	scheme := runtime.NewScheme()
 	if err := kueue.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("building scheme: %w", err)
-	}
-	if err := corev1.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("building scheme: %w", err)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})

@@ -62,9 +62,10 @@ explains what the queue is doing. This tool drives it from the command line.`,
 	root.SetOut(env.Out)
 	root.SetErr(env.Err)
 	root.AddCommand(newDevCommand(name, env), newAuditCommand(name, env, nil), newDemoCommand(name, env, nil),
-		newSimulateCommand(name, env), newTraceCommand(name, env, nil), newWhyCommand(name, env, nil), newTopCommand(name, env, nil))
+		newSimulateCommand(name, env), newTraceCommand(name, env, nil))
 	// Kueue's kubectl plugin commands (kueuectl): create, list, stop, resume,
-	// delete, version and the pass-through of get/describe/edit/patch.
+	// delete, version and the pass-through of get/describe/edit/patch; and
+	// Kuota's why and top, with the same connection flags.
 	kubectl.AddCommands(root, kubectl.Options{In: env.In, Out: env.Out, Err: env.Err})
 	return root
 }

@@ -79,7 +79,7 @@ func AddCommands(root *cobra.Command, o Options) {
 	k := &kit{opts: o, flags: genericclioptions.NewConfigFlags(true)}
 	verbs := []*cobra.Command{
 		newCreateCommand(k), newListCommand(k), newStopCommand(k), newResumeCommand(k),
-		newDeleteCommand(k), newVersionCommand(k),
+		newDeleteCommand(k), newVersionCommand(k), newWhyCommand(k), newTopCommand(k),
 	}
 	for _, v := range verbs {
 		k.flags.AddFlags(v.PersistentFlags())

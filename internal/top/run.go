@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,8 +15,9 @@ import (
 
 // Options tune Run.
 type Options struct {
-	// Namespace limits the LocalQueues to one namespace ("" is every
-	// namespace). ClusterQueues are cluster-wide and always shown.
+	// Namespace limits the LocalQueues to one namespace, and the
+	// ClusterQueues to those they feed ("" is every namespace and every
+	// ClusterQueue).
 	Namespace string
 	// Interval is the time between refreshes.
 	Interval time.Duration
@@ -26,7 +28,8 @@ type Options struct {
 	Terminal bool
 }
 
-// Read lists the queues a snapshot shows.
+// Read lists the queues a snapshot shows: with a namespace, its
+// LocalQueues and the ClusterQueues they feed.
 func Read(ctx context.Context, c client.Reader, namespace string) (Snapshot, error) {
 	var cqs kueue.ClusterQueueList
 	if err := c.List(ctx, &cqs); err != nil {
@@ -36,7 +39,15 @@ func Read(ctx context.Context, c client.Reader, namespace string) (Snapshot, err
 	if err := c.List(ctx, &lqs, client.InNamespace(namespace)); err != nil {
 		return Snapshot{}, fmt.Errorf("listing LocalQueues: %w", err)
 	}
-	return Snapshot{ClusterQueues: cqs.Items, LocalQueues: lqs.Items}, nil
+	s := Snapshot{ClusterQueues: cqs.Items, LocalQueues: lqs.Items}
+	if namespace != "" {
+		fed := map[string]bool{}
+		for _, lq := range lqs.Items {
+			fed[string(lq.Spec.ClusterQueue)] = true
+		}
+		s.ClusterQueues = slices.DeleteFunc(s.ClusterQueues, func(cq kueue.ClusterQueue) bool { return !fed[cq.Name] })
+	}
+	return s, nil
 }
 
 // clearScreen moves the cursor home and clears the screen.

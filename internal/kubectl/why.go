@@ -1,0 +1,69 @@
+package kubectl
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kuota-dev/kuota/internal/scheduling"
+	"github.com/kuota-dev/kuota/internal/why"
+)
+
+// newWhyCommand builds `why`, Kuota's own: see internal/why.
+func newWhyCommand(k *kit) *cobra.Command {
+	var output string
+	var patience time.Duration
+	var noEstimate bool
+	cmd := &cobra.Command{
+		Use:   "why WORKLOAD",
+		Short: "Explain why a Workload waits, and estimate when it starts",
+		Long: `Explain, from the cluster's live state, why a Workload is not admitted:
+the ClusterQueue and flavors it was tried on; for each resource, what it needs,
+the nominal quota, what is used and available, and which workloads hold the
+most; whether preemption would help and which workloads it would take; whether
+a stopped queue, an admission check, a missing LocalQueue, a namespace the
+ClusterQueue does not select or a StrictFIFO head blocks it; and how many
+workloads are ahead of it. It ends with an estimate of when it starts: Kuota's
+scheduling core simulated forward from now, running workloads ending after
+their maximumExecutionTimeSeconds or the runtimes of finished workloads of the
+same LocalQueue and shape (the assumption is printed with the estimate).
+A Workload is named as kubectl names it (kubectl get workloads).`,
+		Example: `  kubectl kuota why job-train-7c2f1 -n ml
+  kubectl kuota why job-train-7c2f1 -n ml -o json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return fmt.Errorf("--output must be text or json, got %q", output)
+			}
+			if patience < 0 {
+				return fmt.Errorf("--patience must not be negative, got %s", patience)
+			}
+			s, err := k.connect()
+			if err != nil {
+				return err
+			}
+			st, err := why.Read(cmd.Context(), s.client)
+			if err != nil {
+				return err
+			}
+			ex, err := why.Explain(st, s.namespace, args[0], why.Options{Scheduling: scheduling.Options{Patience: patience}, NoEstimate: noEstimate})
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				enc := json.NewEncoder(k.opts.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(ex)
+			}
+			return why.Render(k.opts.Out, ex)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&output, "output", "o", "text", "output format: text or json")
+	fs.DurationVar(&patience, "patience", scheduling.DefaultPatience,
+		"the manager's preemption patience (kuota-manager --preemption-patience; 0 for Kueue)")
+	fs.BoolVar(&noEstimate, "no-estimate", false, "skip the simulation that estimates the start")
+	return cmd
+}
