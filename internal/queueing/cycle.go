@@ -175,6 +175,7 @@ func (q *queue) sort() {
 	}
 	slices.SortFunc(q.items, func(a, b *entry) int { return workload.Compare(a.info, b.info) })
 	q.sorted = true
+	q.lqPos = nil
 }
 
 func (m *Manager) releaseBackoff(now int64) {

@@ -107,6 +107,9 @@ type queue struct {
 	blockedBy  types.NamespacedName
 	blockEpoch uint32
 	toldGen    uint64
+	// lqPos holds, once items are sorted, each item's place among its
+	// LocalQueue's workloads (positions.go); nil when out of date.
+	lqPos []int32
 }
 
 // changed marks the queue's offer out of date.

@@ -177,6 +177,7 @@ func (m *Manager) attach(e *entry) {
 	e.queue = q
 	q.count++
 	q.sorted = false
+	q.lqPos = nil
 	q.changed()
 	if e.listedIn == q {
 		q.stale-- // its old slot is live again
@@ -192,6 +193,7 @@ func (m *Manager) detach(e *entry) {
 	if q := e.queue; q != nil {
 		q.count--
 		q.stale++
+		q.lqPos = nil
 		q.changed()
 		e.queue = nil
 	}

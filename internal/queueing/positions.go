@@ -1,0 +1,97 @@
+package queueing
+
+import (
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/workload"
+)
+
+// Position is a pending workload and where it stands: its 0-based place in
+// its ClusterQueue and among its LocalQueue's workloads, in the order the
+// scheduler considers them.
+type Position struct {
+	Info           *workload.Info
+	InClusterQueue int32
+	InLocalQueue   int32
+}
+
+// PendingPage returns at most limit pending workloads of ClusterQueue cq,
+// from the offset-th on, in the order the scheduler considers them
+// (workload.Compare: the order of every cycle, StrictFIFO or
+// BestEffortFIFO alike). Like Kueue's visibility API it lists every
+// pending workload of the queue, parked (inadmissible) and in backoff
+// ones included. It reports false when the ClusterQueue is unknown. It
+// copies only the page; the places in LocalQueues are kept from one call
+// to the next while the queue does not change (one pass over the queue
+// after a change).
+func (m *Manager) PendingPage(cq kueue.ClusterQueueReference, offset, limit int) ([]Position, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queues[cq]
+	if q == nil {
+		return nil, false
+	}
+	q.sort()
+	if offset >= len(q.items) || limit <= 0 {
+		return []Position{}, true
+	}
+	pos := q.localPositions()
+	end := min(len(q.items), offset+limit)
+	out := make([]Position, 0, end-offset)
+	for i := offset; i < end; i++ {
+		out = append(out, Position{Info: q.items[i].info, InClusterQueue: int32(i), InLocalQueue: pos[i]})
+	}
+	return out, true
+}
+
+// PendingPageInLocalQueue is PendingPage for the workloads of one
+// LocalQueue: offset and limit count its workloads only, and each keeps
+// its place in the whole ClusterQueue. It reports false when the
+// LocalQueue, or its ClusterQueue, is unknown.
+func (m *Manager) PendingPageInLocalQueue(key LocalQueueKey, offset, limit int) ([]Position, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cq, ok := m.localQueues[key]
+	if !ok {
+		return nil, false
+	}
+	q := m.queues[cq]
+	if q == nil {
+		return nil, false
+	}
+	out := []Position{}
+	if limit <= 0 || offset >= len(m.byLocal[key]) {
+		return out, true
+	}
+	q.sort()
+	seen := 0
+	for i, e := range q.items {
+		if e.info.LocalQueue != key.Name || e.info.Key.Namespace != key.Namespace {
+			continue
+		}
+		if seen >= offset {
+			out = append(out, Position{Info: e.info, InClusterQueue: int32(i), InLocalQueue: int32(seen)})
+			if len(out) == limit {
+				break
+			}
+		}
+		seen++
+	}
+	return out, true
+}
+
+// localPositions returns each item's place among the items of its
+// LocalQueue; q is sorted.
+func (q *queue) localPositions() []int32 {
+	if q.lqPos != nil {
+		return q.lqPos
+	}
+	pos := make([]int32, len(q.items))
+	counts := map[LocalQueueKey]int32{}
+	for i, e := range q.items {
+		k := localKey(e.info)
+		pos[i] = counts[k]
+		counts[k]++
+	}
+	q.lqPos = pos
+	return pos
+}
