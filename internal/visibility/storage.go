@@ -71,9 +71,11 @@ func (r *pendingREST) Destroy()                {}
 func (r *pendingREST) NamespaceScoped() bool   { return r.namespaced }
 func (r *pendingREST) GetSingularName() string { return "pendingworkloads" }
 
-// NewGetOptions: offset and limit come from the query.
+// NewGetOptions: offset and limit come from the query. The server decodes
+// a non-empty query over the defaults here (OptionsFromQuery); an empty
+// one leaves them as they are.
 func (r *pendingREST) NewGetOptions() (runtime.Object, bool, string) {
-	return &visibilityapi.PendingWorkloadOptions{}, false, ""
+	return &visibilityapi.PendingWorkloadOptions{Limit: visibilityapi.DefaultLimit}, false, ""
 }
 
 // Get returns a page of the queue's pending workloads.
