@@ -1,6 +1,8 @@
 package queueing
 
 import (
+	"math"
+
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/workload"
 )
@@ -34,7 +36,7 @@ func (m *Manager) PendingPage(cq kueue.ClusterQueueReference, offset, limit int)
 	if offset >= len(q.items) || limit <= 0 {
 		return []Position{}, true
 	}
-	pos := q.localPositions()
+	pos := q.localPositions(len(m.lqIDs))
 	end := min(len(q.items), offset+limit)
 	out := make([]Position, 0, end-offset)
 	for i := offset; i < end; i++ {
@@ -80,18 +82,42 @@ func (m *Manager) PendingPageInLocalQueue(key LocalQueueKey, offset, limit int) 
 }
 
 // localPositions returns each item's place among the items of its
-// LocalQueue; q is sorted.
-func (q *queue) localPositions() []int32 {
+// LocalQueue; q is sorted and its entries' LocalQueues are numbered up to
+// ids.
+func (q *queue) localPositions(ids int) []int32 {
 	if q.lqPos != nil {
 		return q.lqPos
 	}
 	pos := make([]int32, len(q.items))
-	counts := map[LocalQueueKey]int32{}
+	counts := make([]int32, ids+1)
+	var others map[LocalQueueKey]int32 // entries whose LocalQueue has no number
 	for i, e := range q.items {
+		if e.lq != 0 {
+			pos[i] = counts[e.lq]
+			counts[e.lq]++
+			continue
+		}
+		if others == nil {
+			others = map[LocalQueueKey]int32{}
+		}
 		k := localKey(e.info)
-		pos[i] = counts[k]
-		counts[k]++
+		pos[i] = others[k]
+		others[k]++
 	}
 	q.lqPos = pos
 	return pos
+}
+
+// lqID returns the number of a LocalQueue, numbering it if new; 0 once
+// 65535 are numbered.
+func (m *Manager) lqID(k LocalQueueKey) uint16 {
+	if id, ok := m.lqIDs[k]; ok {
+		return id
+	}
+	if len(m.lqIDs) >= math.MaxUint16 {
+		return 0
+	}
+	id := uint16(len(m.lqIDs) + 1)
+	m.lqIDs[k] = id
+	return id
 }

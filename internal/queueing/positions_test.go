@@ -3,6 +3,7 @@ package queueing
 import (
 	"fmt"
 	"testing"
+	"unsafe"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/workload"
@@ -153,4 +154,11 @@ func BenchmarkPendingPage(b *testing.B) {
 			}
 		}
 	})
+}
+
+// The queue keeps compact entries (DESIGN: memory).
+func TestEntryStays32Bytes(t *testing.T) {
+	if n := unsafe.Sizeof(entry{}); n != 32 {
+		t.Fatalf("an entry takes %d bytes, want 32", n)
+	}
 }
