@@ -121,6 +121,10 @@ type queue struct {
 	// lqPos holds, once items are sorted, each item's place among its
 	// LocalQueue's workloads (positions.go); nil when out of date.
 	lqPos []int32
+	// spare and posSpare are buffers kept for the next merge and count, so
+	// that a large queue is not reallocated at every change.
+	spare    []*entry
+	posSpare []int32
 }
 
 // changed marks the queue's offer out of date.

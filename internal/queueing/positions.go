@@ -2,6 +2,7 @@ package queueing
 
 import (
 	"math"
+	"slices"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/workload"
@@ -88,7 +89,7 @@ func (q *queue) localPositions(ids int) []int32 {
 	if q.lqPos != nil {
 		return q.lqPos
 	}
-	pos := make([]int32, len(q.items))
+	pos := slices.Grow(q.posSpare[:0], len(q.items))[:len(q.items)]
 	counts := make([]int32, ids+1)
 	var others map[LocalQueueKey]int32 // entries whose LocalQueue has no number
 	for i, e := range q.items {
@@ -104,7 +105,7 @@ func (q *queue) localPositions(ids int) []int32 {
 		pos[i] = others[k]
 		others[k]++
 	}
-	q.lqPos = pos
+	q.lqPos, q.posSpare = pos, pos
 	return pos
 }
 

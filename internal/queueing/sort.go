@@ -23,16 +23,18 @@ func (q *queue) sort() {
 	if n == 0 {
 		slices.SortFunc(q.items, compareEntries)
 	} else if n < len(q.items) {
-		q.items = mergeSorted(q.items[:n], slices.Clone(q.items[n:]))
+		merged := mergeSorted(q.spare[:0], q.items[:n], slices.Clone(q.items[n:]))
+		clear(q.items) // the old slice becomes the spare; it must not keep entries alive
+		q.items, q.spare = merged, q.items[:0]
 	}
 	q.sorted, q.inOrder = true, 0
 }
 
-// mergeSorted returns the ordered merge of prefix (in order) and tail
-// (sorted here) in a new slice.
-func mergeSorted(prefix, tail []*entry) []*entry {
+// mergeSorted appends to out the ordered merge of prefix (in order) and
+// tail (sorted here).
+func mergeSorted(out, prefix, tail []*entry) []*entry {
 	slices.SortFunc(tail, compareEntries)
-	out := make([]*entry, 0, len(prefix)+len(tail))
+	out = slices.Grow(out, len(prefix)+len(tail))
 	lo := 0
 	for _, e := range tail {
 		i, _ := slices.BinarySearchFunc(prefix[lo:], e, compareEntries)
