@@ -1,11 +1,11 @@
-// Package visibility tests the pending-workloads API end to end: a real
+// Package pendingworkloads tests the pending-workloads API end to end: a real
 // kube-apiserver with its aggregation layer on, a manager in the test
 // process serving visibility.kueue.x-k8s.io and registered as an
 // APIService (as local mode does), and requests that go through
 // kube-apiserver, which authenticates the caller and forwards the request
 // with front-proxy headers; the manager authorizes with
 // SubjectAccessReviews.
-package visibility
+package pendingworkloads
 
 import (
 	"fmt"

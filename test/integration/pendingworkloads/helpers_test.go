@@ -1,4 +1,4 @@
-package visibility
+package pendingworkloads
 
 import (
 	"context"
