@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -38,6 +39,9 @@ func run() error {
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	// Libraries that log with klog (client-go, the visibility server's
+	// k8s.io/apiserver) log through the same logger.
+	klog.SetLogger(ctrl.Log)
 
 	cfg, err := loadConfig(*configFile)
 	if err != nil {

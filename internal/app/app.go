@@ -1,8 +1,9 @@
 // Package app assembles the Kuota manager: the controller-runtime manager
 // (client, leader election, probes, metrics), the cache, the per-kind
-// controllers, the status reporter and the scheduler, and, when webhooks
-// are registered, the webhook server with its certificates (webhooks.go),
-// configured from the Configuration file.
+// controllers, the status reporter and the scheduler, the pending-workloads
+// API server (visibility.go), and, when webhooks are registered, the
+// webhook server with its certificates (webhooks.go), configured from the
+// Configuration file.
 package app
 
 import (
@@ -26,6 +27,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/jobframework"
 	"github.com/kuota-dev/kuota/internal/scheduler"
 	"github.com/kuota-dev/kuota/internal/scheduling"
+	"github.com/kuota-dev/kuota/internal/visibility"
 )
 
 // Options are what the command line adds to the Configuration.
@@ -66,6 +68,17 @@ type Options struct {
 	// WebhookManifests overrides the webhook configurations local mode
 	// registers (default: the generated config/webhook/manifests.yaml).
 	WebhookManifests []byte
+	// Visibility serves the pending-workloads API (visibility.go) on
+	// visibilityServer.bindAddress:bindPort; nil means true (unless the
+	// VisibilityOnDemand feature gate is off). Tests turn it off.
+	Visibility *bool
+	// VisibilityPort overrides visibilityServer.bindPort (0 picks a free
+	// port; tests).
+	VisibilityPort *int
+	// LocalVisibility registers the API with kube-apiserver as local mode
+	// (LocalWebhooks) does: a Service and EndpointSlice pointing at this
+	// host and the APIServices (tests).
+	LocalVisibility bool
 }
 
 // Manager is an assembled, not yet started, Kuota manager.
@@ -74,6 +87,8 @@ type Manager struct {
 	Cache     *cache.Cache
 	Scheduler *scheduler.Scheduler
 	Reporter  *status.Reporter
+	// Visibility is the pending-workloads API server; nil when off.
+	Visibility *visibility.Server
 }
 
 // NewScheme returns the scheme of every kind the manager handles.
@@ -120,6 +135,11 @@ func New(opts Options) (*Manager, error) {
 	m := &Manager{Manager: mgr, Cache: cache.New(workloadOptions(cfg))}
 	if err := m.setupControllers(cfg, ptr.Deref(opts.PreemptionPatience, scheduling.DefaultPatience)); err != nil {
 		return nil, err
+	}
+	if visibilityEnabled(opts) {
+		if err := m.setupVisibility(opts); err != nil {
+			return nil, err
+		}
 	}
 	if hooks != nil {
 		if err := hooks.attach(mgr, opts); err != nil {

@@ -27,8 +27,9 @@ const (
 
 // managerConfig is the Configuration the demo runs kuota-manager with: no
 // leader election (a single process), health probes on healthPort, no
-// metrics listener, webhooks on webhookPort with certificates in certDir.
-func managerConfig(healthPort, webhookPort int, certDir string) string {
+// metrics listener, webhooks on webhookPort with certificates in certDir,
+// the pending-workloads API on visibilityPort.
+func managerConfig(healthPort, webhookPort, visibilityPort int, certDir string) string {
 	return fmt.Sprintf(`# Written by kuota demo for the manager it runs; rewritten on every run.
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
@@ -41,7 +42,9 @@ metrics:
 webhook:
   port: %d
   certDir: %q
-`, healthPort, webhookPort, certDir)
+visibilityServer:
+  bindPort: %d
+`, healthPort, webhookPort, certDir, visibilityPort)
 }
 
 // manager is kuota-manager running as a child process.
@@ -60,12 +63,12 @@ func startManager(bin, stateDir, kubeconfig string) (*manager, error) {
 	if err := os.MkdirAll(stateDir, 0o750); err != nil {
 		return nil, fmt.Errorf("state folder: %w", err)
 	}
-	ports, err := freePorts(2)
+	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
 	}
 	config := filepath.Join(stateDir, managerConfigFile)
-	body := managerConfig(ports[0], ports[1], filepath.Join(stateDir, certDirName))
+	body := managerConfig(ports[0], ports[1], ports[2], filepath.Join(stateDir, certDirName))
 	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
 		return nil, fmt.Errorf("writing the manager's configuration: %w", err)
 	}

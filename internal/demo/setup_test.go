@@ -12,7 +12,7 @@ import (
 
 func TestManagerConfigLoads(t *testing.T) {
 	certDir := filepath.Join(t.TempDir(), "a dir", "certs")
-	cfg, err := configapi.Decode([]byte(managerConfig(31001, 31002, certDir)))
+	cfg, err := configapi.Decode([]byte(managerConfig(31001, 31002, 31003, certDir)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,6 +24,9 @@ func TestManagerConfigLoads(t *testing.T) {
 	}
 	if ptr.Deref(cfg.Webhook.Port, 0) != 31002 || cfg.Webhook.CertDir != certDir {
 		t.Errorf("webhook port %v cert dir %q", cfg.Webhook.Port, cfg.Webhook.CertDir)
+	}
+	if ptr.Deref(cfg.VisibilityServer.BindPort, 0) != 31003 {
+		t.Errorf("visibility port %v, want 31003 (a free port, not 8082 that may be taken)", cfg.VisibilityServer.BindPort)
 	}
 }
 

@@ -178,7 +178,7 @@ func ensureRunning(ctx context.Context, o Options, tools Tools, k kwokctl) (Acti
 		if err := os.MkdirAll(filepath.Dir(o.stagesFile()), 0o750); err != nil {
 			return "", fmt.Errorf("work dir: %w", err)
 		}
-		if err := os.WriteFile(o.stagesFile(), []byte(Stages(o.PodRuntime)), 0o600); err != nil {
+		if err := os.WriteFile(o.stagesFile(), []byte(Stages(o.PodRuntime)+"---\n"+o.AggregationConfig()), 0o600); err != nil {
 			return "", fmt.Errorf("writing the kwok stages: %w", err)
 		}
 		if err := k.run(ctx, CreateClusterArgs(o, tools)...); err != nil {

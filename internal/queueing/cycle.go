@@ -168,15 +168,6 @@ func (m *Manager) sortedQueues() []*queue {
 	return m.sorted
 }
 
-func (q *queue) sort() {
-	q.compact()
-	if q.sorted {
-		return
-	}
-	slices.SortFunc(q.items, func(a, b *entry) int { return workload.Compare(a.info, b.info) })
-	q.sorted = true
-}
-
 func (m *Manager) releaseBackoff(now int64) {
 	for e := range m.backoff {
 		if e.info.RequeueAt <= now {

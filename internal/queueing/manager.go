@@ -56,6 +56,9 @@ type Manager struct {
 	heldUntil map[types.NamespacedName]int64
 	// unparks counts the requests to release parked workloads.
 	unparks uint64
+	// lqIDs numbers the LocalQueues workloads were queued in (from 1; never
+	// reused, at most 65535, then 0).
+	lqIDs map[LocalQueueKey]uint16
 	// sorted lists the queues by name; nil after a queue came or went.
 	sorted []*queue
 }
@@ -72,6 +75,10 @@ type entry struct {
 	// handed to the next cycle even when their shape is parked, so that
 	// each workload is decided, and told why it waits, at least once.
 	fresh bool
+	// lq numbers the entry's LocalQueue (Manager.lqIDs), so that places in
+	// LocalQueues are counted without reading the Info; 0 when the
+	// numbers ran out. It fits in the padding: an entry stays 32 bytes.
+	lq uint16
 	// told is the blockEpoch of its StrictFIFO queue at which the workload
 	// was told it waits behind the head; 0 after any change (Blocked). It
 	// fits beside the flags: an entry stays 32 bytes.
@@ -87,6 +94,10 @@ type queue struct {
 	count  int
 	stale  int
 	sorted bool
+	// inOrder, while sorted is false, is how many leading items are still
+	// in queue order (workloads that joined since were appended), so that
+	// sorting costs the newcomers only (sort.go).
+	inOrder int
 	// parkedShapes are shapes that did not fit (BestEffortFIFO).
 	parkedShapes map[*workload.Shape]struct{}
 	// offer is what Candidates hands out for the queue, kept while nothing
@@ -107,6 +118,13 @@ type queue struct {
 	blockedBy  types.NamespacedName
 	blockEpoch uint32
 	toldGen    uint64
+	// lqPos holds, once items are sorted, each item's place among its
+	// LocalQueue's workloads (positions.go); nil when out of date.
+	lqPos []int32
+	// spare and posSpare are buffers kept for the next merge and count, so
+	// that a large queue is not reallocated at every change.
+	spare    []*entry
+	posSpare []int32
 }
 
 // changed marks the queue's offer out of date.
@@ -122,6 +140,7 @@ func NewManager() *Manager {
 		heldUntil:   map[types.NamespacedName]int64{},
 		shapes:      workload.NewShapes(),
 		backoff:     map[*entry]struct{}{},
+		lqIDs:       map[LocalQueueKey]uint16{},
 	}
 }
 

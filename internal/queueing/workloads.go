@@ -110,6 +110,7 @@ func samePreemption(a, b *workload.Info) bool {
 
 func (m *Manager) index(e *entry) {
 	k := localKey(e.info)
+	e.lq = m.lqID(k)
 	set := m.byLocal[k]
 	if set == nil {
 		set = map[*entry]struct{}{}
@@ -176,11 +177,15 @@ func (m *Manager) attach(e *entry) {
 	}
 	e.queue = q
 	q.count++
-	q.sorted = false
+	q.lqPos = nil
 	q.changed()
 	if e.listedIn == q {
-		q.stale-- // its old slot is live again
+		q.stale--                      // its old slot is live again
+		q.sorted, q.inOrder = false, 0 // and may be out of order
 		return
+	}
+	if q.sorted {
+		q.sorted, q.inOrder = false, len(q.items)
 	}
 	e.listedIn = q
 	q.items = append(q.items, e)
@@ -192,6 +197,7 @@ func (m *Manager) detach(e *entry) {
 	if q := e.queue; q != nil {
 		q.count--
 		q.stale++
+		q.lqPos = nil
 		q.changed()
 		e.queue = nil
 	}
@@ -203,16 +209,40 @@ func (q *queue) compact() {
 		return
 	}
 	kept := q.items[:0]
-	for _, e := range q.items {
+	inOrder := 0
+	for i, e := range q.items {
 		if e.queue == q && e.listedIn == q {
 			kept = append(kept, e)
+			if i < q.inOrder {
+				inOrder++ // a subsequence of an ordered run is in order
+			}
 		} else if e.listedIn == q {
 			e.listedIn = nil
 		}
 	}
+	q.inOrder = inOrder
+	if len(kept) > q.count {
+		// An entry that moved to another queue and back before this
+		// compaction is listed twice (its old slot looks live again).
+		kept = dedupe(kept)
+		q.inOrder = 0
+	}
 	clear(q.items[len(kept):])
 	q.items = kept
 	q.stale = 0
+}
+
+// dedupe keeps the first occurrence of each entry, in place.
+func dedupe(items []*entry) []*entry {
+	seen := make(map[*entry]struct{}, len(items))
+	out := items[:0]
+	for _, e := range items {
+		if _, ok := seen[e]; !ok {
+			seen[e] = struct{}{}
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // Pending returns the number of pending workloads of a ClusterQueue.

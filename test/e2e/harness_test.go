@@ -130,9 +130,11 @@ metrics:
 webhook:
   port: %d
   certDir: %s
+visibilityServer:
+  bindPort: %d
 integrations:
   frameworks: ["batch/job", "pod", "deployment", "statefulset"%s]
-`, freePort(), freePort(), filepath.Join(h.tmp, "certs"), h.jobSet.framework())
+`, freePort(), freePort(), filepath.Join(h.tmp, "certs"), freePort(), h.jobSet.framework())
 	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
 		return err
 	}

@@ -31,6 +31,8 @@ metrics:
   bindAddress: "0"
 health:
   healthProbeBindAddress: "0"
+featureGates:
+  VisibilityOnDemand: false
 `
 
 // TestSurvivesSIGKILL runs several kuota-manager processes under one lease

@@ -34,6 +34,8 @@ type Env struct {
 	Scheme *runtime.Scheme
 	// persistent: the control plane keeps its state across restarts.
 	persistent bool
+	// tmp is removed on Stop.
+	tmp string
 }
 
 // NewScheme returns a scheme with the built-in kinds, CRDs and Kuota's API.
@@ -62,6 +64,11 @@ type Options struct {
 	// ExtraCRDs are folders of other projects' CRDs to install too (taken
 	// from the module cache).
 	ExtraCRDs []string
+	// Aggregation turns kube-apiserver's aggregation layer on (front-proxy
+	// certificates, request-header flags, routing to endpoints), so that
+	// APIServices served by a test manager (the pending-workloads API) are
+	// reachable through it.
+	Aggregation bool
 }
 
 // Start launches etcd and kube-apiserver and installs the CRDs from
@@ -102,20 +109,32 @@ func StartWith(o Options) (*Env, error) {
 	if err := o.configure(env); err != nil {
 		return nil, err
 	}
+	var tmp string
+	if o.Aggregation {
+		if tmp, err = os.MkdirTemp("", "kuota-aggregation-"); err != nil {
+			return nil, fmt.Errorf("creating front-proxy certificate folder: %w", err)
+		}
+		if err := configureAggregation(env.ControlPlane.GetAPIServer(), tmp); err != nil {
+			os.RemoveAll(tmp)
+			return nil, err
+		}
+	}
 	// KUBEBUILDER_ASSETS would override BinaryAssetsDirectory; keep them equal.
 	if err := os.Setenv("KUBEBUILDER_ASSETS", bin); err != nil {
 		return nil, fmt.Errorf("setting KUBEBUILDER_ASSETS: %w", err)
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("starting envtest control plane: %w", err)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		_ = env.Stop()
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
-	return &Env{env: env, Config: cfg, Client: c, Scheme: scheme, persistent: o.StateDir != ""}, nil
+	return &Env{env: env, Config: cfg, Client: c, Scheme: scheme, persistent: o.StateDir != "", tmp: tmp}, nil
 }
 
 // configure applies the options to the environment before it starts.
@@ -183,7 +202,11 @@ func (e *Env) Stop() error {
 	if e == nil || e.env == nil {
 		return nil
 	}
-	return e.env.Stop()
+	err := e.env.Stop()
+	if e.tmp != "" {
+		os.RemoveAll(e.tmp)
+	}
+	return err
 }
 
 // CreateNamespace creates a namespace with a generated name and returns it.

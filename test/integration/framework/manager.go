@@ -38,7 +38,7 @@ func (e *Env) StartManager(cfg *configapi.Configuration) (*Manager, error) {
 }
 
 // StartManagerWith is StartManager with the test defaults of app.Options
-// (no metrics or health servers) changed by override before the manager
+// (no metrics, health or visibility servers) changed by override before the manager
 // is built.
 func (e *Env) StartManagerWith(cfg *configapi.Configuration, override func(*app.Options)) (*Manager, error) {
 	return e.startManager(cfg, override, nil)
@@ -53,7 +53,7 @@ func (e *Env) StartManagerPrepared(cfg *configapi.Configuration, prepare func(*a
 func (e *Env) startManager(cfg *configapi.Configuration, override func(*app.Options), prepare func(*app.Manager)) (*Manager, error) {
 	opts := app.Options{RestConfig: e.Config, Config: cfg,
 		MetricsBindAddress: ptr.To("0"), HealthBindAddress: ptr.To("0"), SecureMetrics: ptr.To(false),
-		SkipControllerNameValidation: true}
+		SkipControllerNameValidation: true, Visibility: ptr.To(false)}
 	if override != nil {
 		override(&opts)
 	}

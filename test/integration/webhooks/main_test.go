@@ -75,6 +75,9 @@ func startManager(t *testing.T, opts app.Options) func() {
 	}
 	opts.SecureMetrics = ptr.To(false)
 	opts.SkipControllerNameValidation = true
+	if opts.Visibility == nil {
+		opts.Visibility = ptr.To(false)
+	}
 	m, err := app.New(opts)
 	if err != nil {
 		t.Fatal(err)
