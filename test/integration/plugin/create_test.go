@@ -1,4 +1,4 @@
-package kubectl
+package plugin
 
 import (
 	"strings"

@@ -1,9 +1,9 @@
-// Package kubectl tests the kubectl plugin's commands (kubectl kuota, the
+// Package plugin tests the kubectl plugin's commands (kubectl kuota, the
 // commands of Kueue's kueuectl) against a real API server: each command runs
 // in the test process with its output captured and compared with a golden
 // file in testdata/ (go test -update rewrites them). Ages are stable because
 // the commands' clock is set 20 years ahead: every object is "20y" old.
-package kubectl
+package plugin
 
 import (
 	"bytes"
