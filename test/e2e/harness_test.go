@@ -30,12 +30,14 @@ import (
 type harness struct {
 	cluster devcluster.Options
 	tmp     string
-	client  client.Client
-	cs      kubernetes.Interface
-	manager *exec.Cmd
-	done    chan error
-	pods    *podWatcher
-	stopPod context.CancelFunc
+	// kubeconfig reaches the cluster (for the command-line tools).
+	kubeconfig string
+	client     client.Client
+	cs         kubernetes.Interface
+	manager    *exec.Cmd
+	done       chan error
+	pods       *podWatcher
+	stopPod    context.CancelFunc
 	// jobSet is JobSet's controller, when its binary is built.
 	jobSet jobSetController
 }
@@ -72,6 +74,7 @@ func setUp(ctx context.Context, toolsBin, tmp string) (*harness, error) {
 	if err != nil {
 		return h, fmt.Errorf("starting the cluster: %w", err)
 	}
+	h.kubeconfig = res.Kubeconfig
 	restCfg, err := clientcmd.BuildConfigFromFlags("", res.Kubeconfig)
 	if err != nil {
 		return h, err
