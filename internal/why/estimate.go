@@ -132,7 +132,9 @@ func estimate(st *State, setup *sim.Setup, target types.NamespacedName, opts Opt
 	var running, pending [sourceCount]int
 	for i := range st.Workloads {
 		wl := &st.Workloads[i]
-		if meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) || !wl.DeletionTimestamp.IsZero() {
+		if meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) || !wl.DeletionTimestamp.IsZero() ||
+			wl.Spec.QueueName == "" || lifecycle.CheckPodSets(wl) != nil {
+			// Out of the picture, or nothing the scheduler could admit.
 			continue
 		}
 		total, src := rt.total(wl)
@@ -152,7 +154,7 @@ func estimate(st *State, setup *sim.Setup, target types.NamespacedName, opts Opt
 			w.Admission, w.RanFor = wl.Status.Admission, ranSoFar(wl, st.Now)
 			w.Runtime = max(0, total-w.RanFor)
 			running[src]++
-		case lifecycle.Active(wl) && lifecycle.CheckPodSets(wl) == nil:
+		case lifecycle.Active(wl):
 			pending[src]++
 		default:
 			continue

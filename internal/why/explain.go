@@ -138,7 +138,8 @@ func Explain(st *State, namespace, name string, opts Options) (*Explanation, err
 	if !opts.NoEstimate && !ex.FitsNow {
 		est, err := estimate(st, setup, key, opts)
 		if err != nil {
-			return nil, err
+			// The explanation stands without an estimate.
+			est = &Estimate{Assumption: "no estimate: " + err.Error()}
 		}
 		ex.Estimate = est
 	}

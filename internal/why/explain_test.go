@@ -274,3 +274,18 @@ func TestFlavorIneligible(t *testing.T) {
 	ex := explain(t, st, "train", Options{NoEstimate: true})
 	wantBlocker(t, ex, CauseNoMatchingFlavor, "flavor default doesn't match node selector pool=gpu-b")
 }
+
+// Workloads the scheduler could never admit (no queue name, no pod sets)
+// do not stop the estimate.
+func TestEstimateSkipsWorkloadsOutOfThePicture(t *testing.T) {
+	st := cluster()
+	noQueue := pending("no-queue", "1", 0, time.Hour)
+	noQueue.Spec.QueueName = ""
+	empty := pending("empty", "1", 0, time.Hour)
+	empty.Spec.PodSets = nil
+	st.Workloads = []kueue.Workload{noQueue, empty, running("etl", "4", 0, time.Minute, 120), pending("train", "1", 0, time.Minute)}
+	ex := explain(t, st, "train", Options{})
+	if e := ex.Estimate; e == nil || !e.Known || e.Seconds != 60 {
+		t.Errorf("estimate %+v, want 1m", e)
+	}
+}
