@@ -68,6 +68,8 @@ func Render(w io.Writer, ex *Explanation) error {
 	}
 	if e := ex.Estimate; e != nil {
 		switch {
+		case !e.Known && strings.HasPrefix(e.Assumption, "no estimate"):
+			fmt.Fprintf(&b, "\nEstimate: %s.\n", e.Assumption)
 		case e.Known && e.Seconds < 1:
 			b.WriteString("\nEstimate: it starts in less than a second.\n")
 		case e.Known:
@@ -75,7 +77,9 @@ func Render(w io.Writer, ex *Explanation) error {
 		default:
 			fmt.Fprintf(&b, "\nEstimate: it does not start within %s of simulated time.\n", horizon)
 		}
-		fmt.Fprintf(&b, "  Assuming %s.\n", e.Assumption)
+		if e.Known || !strings.HasPrefix(e.Assumption, "no estimate") {
+			fmt.Fprintf(&b, "  Assuming %s.\n", e.Assumption)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
