@@ -6,8 +6,9 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+
+	visibility "github.com/kuota-dev/kuota/api/visibility/v1beta2"
 )
 
 // Positions of pending workloads, read from the visibility API
@@ -16,16 +17,6 @@ import (
 
 // visibilityPath is where the pending workloads of a ClusterQueue are served.
 const visibilityPath = "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues"
-
-// pendingWorkloadsSummary is the part of the API's PendingWorkloadsSummary
-// that the column needs: the workloads and their positions.
-type pendingWorkloadsSummary struct {
-	Items []struct {
-		metav1.ObjectMeta      `json:"metadata"`
-		PositionInClusterQueue int32 `json:"positionInClusterQueue"`
-		PositionInLocalQueue   int32 `json:"positionInLocalQueue"`
-	} `json:"items"`
-}
 
 // queuePositions maps "namespace/name" of pending workloads to their
 // position in their LocalQueue.
@@ -45,7 +36,7 @@ func fetchPositions(ctx context.Context, rc rest.Interface, clusterQueues []stri
 		if err != nil {
 			return nil, fmt.Errorf("reading the pending workloads of ClusterQueue %s: %w", cq, err)
 		}
-		var sum pendingWorkloadsSummary
+		var sum visibility.PendingWorkloadsSummary
 		if err := json.Unmarshal(raw, &sum); err != nil {
 			return nil, fmt.Errorf("decoding the pending workloads of ClusterQueue %s: %w", cq, err)
 		}
