@@ -36,16 +36,7 @@ func Render(w io.Writer, s Snapshot) error {
 		cq := &cqs[i]
 		head := fmt.Sprintf("%s\t%s\t%d\t%d\t%d", cq.Name, orDash(string(cq.Spec.CohortName)),
 			cq.Status.PendingWorkloads, cq.Status.ReservingWorkloads, cq.Status.AdmittedWorkloads)
-		lines := clusterQueueLines(cq)
-		if len(lines) == 0 {
-			lines = []string{"-\t-\t-\t-\t-"}
-		}
-		for j, l := range lines {
-			if j > 0 {
-				head = "\t\t\t\t"
-			}
-			fmt.Fprintf(tw, "%s\t%s\n", head, l)
-		}
+		rows(tw, head, clusterQueueLines(cq), 5)
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "NAMESPACE\tLOCALQUEUE\tCLUSTERQUEUE\tPENDING\tRESERVING\tADMITTED\tFLAVOR\tRESOURCE\tUSAGE")
@@ -57,18 +48,24 @@ func Render(w io.Writer, s Snapshot) error {
 		lq := &lqs[i]
 		head := fmt.Sprintf("%s\t%s\t%s\t%d\t%d\t%d", lq.Namespace, lq.Name, lq.Spec.ClusterQueue,
 			lq.Status.PendingWorkloads, lq.Status.ReservingWorkloads, lq.Status.AdmittedWorkloads)
-		lines := localQueueLines(lq)
-		if len(lines) == 0 {
-			lines = []string{"-\t-\t-"}
-		}
-		for j, l := range lines {
-			if j > 0 {
-				head = "\t\t\t\t\t"
-			}
-			fmt.Fprintf(tw, "%s\t%s\n", head, l)
-		}
+		rows(tw, head, localQueueLines(lq), 3)
 	}
 	return tw.Flush()
+}
+
+// rows writes a queue's lines: its head columns on the first, blank ones
+// on the others; a queue without lines gets one of width dashes.
+func rows(w io.Writer, head string, lines []string, width int) {
+	if len(lines) == 0 {
+		lines = []string{strings.TrimSuffix(strings.Repeat("-\t", width), "\t")}
+	}
+	blank := strings.Repeat("\t", strings.Count(head, "\t"))
+	for i, l := range lines {
+		if i > 0 {
+			head = blank
+		}
+		fmt.Fprintf(w, "%s\t%s\n", head, l)
+	}
 }
 
 // clusterQueueLines are a ClusterQueue's flavor and resource columns: every

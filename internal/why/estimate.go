@@ -6,15 +6,14 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/lifecycle"
-	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 	"github.com/kuota-dev/kuota/internal/sim"
+	"github.com/kuota-dev/kuota/internal/workload"
 )
 
 // Estimate is when the workload will likely start, by the simulator run
@@ -94,23 +93,10 @@ func (rt *runtimes) total(wl *kueue.Workload) (time.Duration, runtimeSource) {
 
 func queueKey(wl *kueue.Workload) string { return wl.Namespace + "/" + string(wl.Spec.QueueName) }
 
-// shapeKey is the LocalQueue and the pod sets' counts and requests.
+// shapeKey is the LocalQueue and the scheduler's shape of the pod sets
+// (counts and per-pod requests).
 func shapeKey(wl *kueue.Workload) string {
-	var b strings.Builder
-	b.WriteString(queueKey(wl))
-	for _, ps := range wl.Spec.PodSets {
-		fmt.Fprintf(&b, "|%s*%d", ps.Name, ps.Count)
-		req := resources.PodRequests(&ps.Template.Spec)
-		names := make([]string, 0, len(req))
-		for r := range req {
-			names = append(names, string(r))
-		}
-		slices.Sort(names)
-		for _, r := range names {
-			fmt.Fprintf(&b, ",%s=%d", r, req[corev1.ResourceName(r)])
-		}
-	}
-	return b.String()
+	return queueKey(wl) + "|" + workload.ShapeFromPodSets(wl.Spec.PodSets, workload.ShapeOptions{}).Key
 }
 
 func median(xs []time.Duration) time.Duration {

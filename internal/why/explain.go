@@ -2,6 +2,7 @@ package why
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -16,7 +17,6 @@ import (
 	"github.com/kuota-dev/kuota/internal/scheduling"
 	"github.com/kuota-dev/kuota/internal/sim"
 	"github.com/kuota-dev/kuota/internal/state"
-	"github.com/kuota-dev/kuota/internal/workload"
 )
 
 // Status values of an Explanation.
@@ -58,8 +58,10 @@ type Explanation struct {
 	// FitsNow is set when the scheduler would admit it in its next cycle.
 	FitsNow bool `json:"fitsNow,omitempty"`
 	// Ahead is how many pending workloads its ClusterQueue considers
-	// before it; nil when it is not in the queue (set aside, in backoff).
-	Ahead *int `json:"ahead,omitempty"`
+	// before it, AheadInLocalQueue how many of them are in its LocalQueue
+	// (the pending-workloads API's positions); nil when it is not queued.
+	Ahead             *int `json:"ahead,omitempty"`
+	AheadInLocalQueue *int `json:"aheadInLocalQueue,omitempty"`
 	// Flavors are the flavors the scheduler tried, per resource.
 	Flavors    map[string]string `json:"flavors,omitempty"`
 	Resources  []Resource        `json:"resources,omitempty"`
@@ -132,7 +134,7 @@ func Explain(st *State, namespace, name string, opts Options) (*Explanation, err
 		return ex, nil
 	}
 	res := scheduling.Decide(snap, queues, opts.Scheduling)
-	ex.Ahead = ahead(queues, lq.Spec.ClusterQueue, key)
+	ex.Ahead, ex.AheadInLocalQueue = ahead(c, lq.Spec.ClusterQueue, key)
 	explainDecision(ex, res, key, snap.ClusterQueues[lq.Spec.ClusterQueue])
 	ex.Resources = resourcesOf(snap, lq.Spec.ClusterQueue, wl, ex.Flavors)
 	if !opts.NoEstimate && !ex.FitsNow {
@@ -257,17 +259,16 @@ func setAside(wl *kueue.Workload) Blocker {
 	return Blocker{CauseSetAside, "the scheduler keeps it out of the queue" + conditionNote(wl, kueue.WorkloadQuotaReserved)}
 }
 
-// ahead counts the workloads before key in its ClusterQueue's order.
-func ahead(queues []workload.Queue, cq kueue.ClusterQueueReference, key types.NamespacedName) *int {
-	for _, q := range queues {
-		if q.ClusterQueue != cq {
-			continue
-		}
-		for i, w := range q.Workloads {
-			if w.Key == key {
-				return &i
-			}
+// ahead is the workload's place in its ClusterQueue and its LocalQueue, as
+// the pending-workloads API gives them (the scheduler's order, parked and
+// backoff workloads included); nil when it is not queued.
+func ahead(c *cache.Cache, cq kueue.ClusterQueueReference, key types.NamespacedName) (inCQ, inLQ *int) {
+	page, _ := c.PendingInClusterQueue(cq, 0, math.MaxInt)
+	for _, p := range page {
+		if p.Info.Key == key {
+			a, b := int(p.InClusterQueue), int(p.InLocalQueue)
+			return &a, &b
 		}
 	}
-	return nil
+	return nil, nil
 }

@@ -102,8 +102,8 @@ func TestQuotaShortNamesHoldersAndEstimatesTheStart(t *testing.T) {
 	}
 	ex := explain(t, st, "train", Options{})
 	wantBlocker(t, ex, CauseQuota, "cpu")
-	if ex.Ahead == nil || *ex.Ahead != 1 {
-		t.Errorf("ahead = %v, want 1 (first)", ex.Ahead)
+	if ex.Ahead == nil || *ex.Ahead != 1 || ex.AheadInLocalQueue == nil || *ex.AheadInLocalQueue != 1 {
+		t.Errorf("ahead = %v (%v in the LocalQueue), want 1 (first)", ex.Ahead, ex.AheadInLocalQueue)
 	}
 	if len(ex.Resources) != 1 {
 		t.Fatalf("resources %+v, want the cpu of flavor default", ex.Resources)

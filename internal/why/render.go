@@ -28,7 +28,11 @@ func Render(w io.Writer, ex *Explanation) error {
 		fmt.Fprintf(&b, "%s is pending in %s.\n", head, where)
 	}
 	if ex.Ahead != nil {
-		fmt.Fprintf(&b, "%s ahead of it in ClusterQueue %s.\n", count(*ex.Ahead, "workload is", "workloads are"), ex.ClusterQueue)
+		fmt.Fprintf(&b, "%s ahead of it in ClusterQueue %s", count(*ex.Ahead, "workload is", "workloads are"), ex.ClusterQueue)
+		if ex.AheadInLocalQueue != nil {
+			fmt.Fprintf(&b, " (%d of them in its LocalQueue)", *ex.AheadInLocalQueue)
+		}
+		b.WriteString(".\n")
 	}
 	if ex.FitsNow {
 		fmt.Fprintf(&b, "It fits now%s: the scheduler admits it in its next cycle.\n", flavorList(ex.Flavors))
