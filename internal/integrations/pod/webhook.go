@@ -121,80 +121,68 @@ var intermediateOwners = map[schema.GroupKind]bool{
 
 // ownedByManagedJob reports whether the pod belongs to a job Kuota
 // manages, so that the pod is that job's business: a controller owner up
-// the chain (controlledByManagedJob), or a plain owner of the pod (a
-// SparkApplication's executors are controlled by its driver pod and name
-// the SparkApplication as a plain owner).
+// the chain, walking through the kinds of enabled integrations and the
+// intermediate built-in kinds (a batch/v1 Job's pods; those of a Deployment
+// an AppWrapper wraps: pod, ReplicaSet, Deployment, AppWrapper), or a plain
+// owner of the pod (a SparkApplication's executors are controlled by its
+// driver pod and name the SparkApplication as a plain owner). The walk
+// stops at an owner of another kind, or one that is gone.
 func (w *Webhook) ownedByManagedJob(ctx context.Context, p *corev1.Pod) (bool, error) {
-	if owned, err := w.controlledByManagedJob(ctx, p); err != nil || owned {
-		return owned, err
-	}
-	for _, ref := range p.OwnerReferences {
-		if ref.Controller != nil && *ref.Controller {
-			continue
-		}
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil {
-			continue
-		}
-		gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
-		if w.Options.IsExternal(gk) {
-			return true, nil
-		}
-		in, ok := w.Options.EnabledKind(gk)
-		if !ok || in.NewJob == nil {
-			continue
-		}
-		owner, err := w.owner(ctx, p.Namespace, gv.WithKind(ref.Kind), ref.Name)
-		if err != nil || owner == nil {
-			return false, err
-		}
-		if jobframework.QueueName(owner) != "" || w.Options.ManageJobsWithoutQueueName {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// controlledByManagedJob reports whether a controller owner of the pod,
-// walking up the chain through the kinds of enabled integrations and the
-// intermediate built-in kinds, is a job of an enabled integration that
-// Kuota manages (one with a queue name, or any when jobs without one are
-// managed), or an external framework's object: a batch/v1 Job's pods, or
-// those of a Deployment an AppWrapper wraps (pod, ReplicaSet, Deployment,
-// AppWrapper). The walk stops at an owner of another kind, or one that is
-// gone.
-func (w *Webhook) controlledByManagedJob(ctx context.Context, p *corev1.Pod) (bool, error) {
 	var cur client.Object = p
 	seen := map[types.UID]bool{}
 	for range maxOwnerDepth {
 		ref := metav1.GetControllerOfNoCopy(cur)
 		if ref == nil || seen[ref.UID] {
-			return false, nil
+			break
 		}
 		seen[ref.UID] = true
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil {
-			return false, nil //nolint:nilerr // not a kind Kuota knows
+		managed, next, err := w.judgeOwner(ctx, p.Namespace, *ref)
+		if err != nil || managed {
+			return managed, err
 		}
-		gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
-		if w.Options.IsExternal(gk) {
-			// An external framework's controller holds its quota.
-			return true, nil
+		if next == nil {
+			break
 		}
-		in, enabled := w.Options.EnabledKind(gk)
-		if !enabled && !intermediateOwners[gk] {
-			return false, nil
+		cur = next
+	}
+	for _, ref := range p.OwnerReferences {
+		if ref.Controller != nil && *ref.Controller {
+			continue
 		}
-		owner, err := w.owner(ctx, p.Namespace, gv.WithKind(ref.Kind), ref.Name)
-		if err != nil || owner == nil {
-			return false, err
+		if managed, _, err := w.judgeOwner(ctx, p.Namespace, ref); err != nil || managed {
+			return managed, err
 		}
-		if enabled && in.NewJob != nil && (jobframework.QueueName(owner) != "" || w.Options.ManageJobsWithoutQueueName) {
-			return true, nil
-		}
-		cur = owner
 	}
 	return false, nil
+}
+
+// judgeOwner reports whether ref is a job Kuota manages: an external
+// framework's object, or a job of an enabled integration with a queue name
+// (any, when jobs without one are managed). When it is not, next is the
+// owner to walk on from: an enabled or intermediate kind, read from the
+// API server; nil for other kinds and owners that are gone.
+func (w *Webhook) judgeOwner(ctx context.Context, ns string, ref metav1.OwnerReference) (managed bool, next *metav1.PartialObjectMetadata, err error) {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return false, nil, nil //nolint:nilerr // not a kind Kuota knows
+	}
+	gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
+	if w.Options.IsExternal(gk) {
+		// An external framework's controller holds its quota.
+		return true, nil, nil
+	}
+	in, enabled := w.Options.EnabledKind(gk)
+	if !enabled && !intermediateOwners[gk] {
+		return false, nil, nil
+	}
+	owner, err := w.owner(ctx, ns, gv.WithKind(ref.Kind), ref.Name)
+	if err != nil || owner == nil {
+		return false, nil, err
+	}
+	if enabled && in.NewJob != nil && (jobframework.QueueName(owner) != "" || w.Options.ManageJobsWithoutQueueName) {
+		return true, nil, nil
+	}
+	return false, owner, nil
 }
 
 // owner reads a pod's owner's metadata; nil when it is gone.
