@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/apply"
 )
 
 // The manager's informers keep every object it watches in memory, and a
@@ -19,7 +20,8 @@ import (
 // each container's name and resources (init containers with their restart
 // policy), the node selector, tolerations, affinity, priority class,
 // runtime class and overhead: what quota, flavor assignment and the
-// jobframework's comparison of pod sets use. Nothing written back comes
+// jobframework's comparison of pod sets use; for a finished Workload, less
+// (trimFinished). Nothing written back comes
 // from a trimmed object: the manager writes Workloads with server-side
 // apply of status, and with patches of the fields it changes.
 
@@ -64,7 +66,35 @@ func trimWorkload(obj any) (any, error) {
 	for i := range wl.Spec.PodSets {
 		trimPodSpec(&wl.Spec.PodSets[i].Template.Spec)
 	}
+	if meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+		trimFinished(wl)
+	}
 	return wl, nil
+}
+
+// trimFinished cuts what nothing reads once a Workload is over: the pod
+// templates (a PodSet keeps its name and counts), the admission's flavors,
+// usage and topology (it keeps the ClusterQueue and each PodSet's name and
+// count) and the resource requests. The job reconcilers do nothing with a
+// finished Workload but drop its finalizer, and the cache keys the
+// runtime history by the copy that held the quota. The copy is marked, and
+// the apply Writer refuses a status write from it.
+func trimFinished(wl *kueue.Workload) {
+	for i := range wl.Spec.PodSets {
+		ps := &wl.Spec.PodSets[i]
+		*ps = kueue.PodSet{Name: ps.Name, Count: ps.Count, MinCount: ps.MinCount}
+	}
+	if a := wl.Status.Admission; a != nil {
+		for i := range a.PodSetAssignments {
+			psa := &a.PodSetAssignments[i]
+			*psa = kueue.PodSetAssignment{Name: psa.Name, Count: psa.Count}
+		}
+	}
+	wl.Status.ResourceRequests = nil
+	for i := range wl.Status.AdmissionChecks {
+		wl.Status.AdmissionChecks[i].PodSetUpdates = nil
+	}
+	apply.MarkTrimmed(wl)
 }
 
 func trimPodSpec(spec *corev1.PodSpec) {

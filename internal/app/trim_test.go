@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/jobframework"
 	"github.com/kuota-dev/kuota/internal/workload"
 )
@@ -50,5 +53,55 @@ func TestTrimmedWorkloadKeepsWhatIsRead(t *testing.T) {
 	}
 	if !jobframework.EquivalentPodSets(orig.Spec.PodSets, trimmed.Spec.PodSets) {
 		t.Fatal("trimmed pod sets are not equivalent to the original: the jobframework would replace the Workload")
+	}
+}
+
+// A finished Workload is cached without what nothing reads once it is
+// over, and marked so that no status is ever written from that copy.
+func TestFinishedWorkloadIsTrimmedAndMarked(t *testing.T) {
+	cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"},
+		Spec: kueue.WorkloadSpec{QueueName: "lq", PodSets: []kueue.PodSet{{Name: "main", Count: 4, MinCount: ptr.To[int32](2),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c",
+				Resources: corev1.ResourceRequirements{Requests: cpu}}}}}}}},
+		Status: kueue.WorkloadStatus{
+			Conditions: []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue},
+				{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedSucceeded}},
+			Admission: &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: "main", Count: ptr.To[int32](4),
+				Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: "default"}, ResourceUsage: cpu}}},
+			ResourceRequests: []kueue.PodSetRequest{{Name: "main", Resources: cpu}},
+		}}
+	running := wl.DeepCopy()
+	running.Status.Conditions = running.Status.Conditions[:1]
+
+	out, _ := trimWorkload(wl)
+	got := out.(*kueue.Workload)
+	if !apply.Trimmed(got) {
+		t.Fatal("a finished Workload's trimmed copy is not marked")
+	}
+	ps := got.Spec.PodSets[0]
+	if ps.Name != "main" || ps.Count != 4 || ps.MinCount == nil || *ps.MinCount != 2 || len(ps.Template.Spec.Containers) != 0 {
+		t.Fatalf("finished pod set %+v, want name and counts only", ps)
+	}
+	a := got.Status.Admission
+	if a == nil || a.ClusterQueue != "cq" || a.PodSetAssignments[0].Name != "main" || *a.PodSetAssignments[0].Count != 4 ||
+		a.PodSetAssignments[0].Flavors != nil || a.PodSetAssignments[0].ResourceUsage != nil || got.Status.ResourceRequests != nil {
+		t.Fatalf("finished status %+v, want the admission's ClusterQueue and counts only", got.Status)
+	}
+	if len(got.Status.Conditions) != 2 {
+		t.Fatalf("conditions %v, want both kept", got.Status.Conditions)
+	}
+
+	out, _ = trimWorkload(running)
+	kept := out.(*kueue.Workload)
+	if apply.Trimmed(kept) || kept.Status.ResourceRequests == nil || kept.Status.Admission.PodSetAssignments[0].ResourceUsage == nil ||
+		len(kept.Spec.PodSets[0].Template.Spec.Containers) != 1 {
+		t.Fatalf("a running Workload lost what the manager reads: %+v", kept)
+	}
+
+	w := &apply.Writer{} // no client: a refused write never reaches one
+	err := w.WorkloadStatus(context.Background(), got, apply.AdmissionStatus(got), apply.AdmissionManager)
+	if !errors.Is(err, apply.ErrTrimmed) {
+		t.Fatalf("status write from the trimmed copy: %v, want ErrTrimmed", err)
 	}
 }

@@ -29,6 +29,9 @@ func (w *Writer) WorkloadStatus(ctx context.Context, wl *kueue.Workload, st *kue
 // WorkloadStatusVersion is WorkloadStatus that also returns the
 // resourceVersion the write made.
 func (w *Writer) WorkloadStatusVersion(ctx context.Context, wl *kueue.Workload, st *kueue.WorkloadStatus, manager string) (string, error) {
+	if Trimmed(wl) {
+		return "", fmt.Errorf("workload %s/%s: %w", wl.Namespace, wl.Name, ErrTrimmed)
+	}
 	u, err := workloadApplyObject(wl, st)
 	if err != nil {
 		return "", err

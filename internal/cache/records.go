@@ -57,6 +57,13 @@ func (c *Cache) placeLocked(wl *kueue.Workload) *state.Admitted {
 			place = lifecycle.Aside
 		}
 	}
+	// The record before this change: a finished workload's own copy lacks
+	// its pod templates (internal/app trims it), so its shape comes from
+	// the copy it held quota with.
+	held := wl
+	if r, ok := c.records[key]; ok {
+		held = r.obj
+	}
 	if place == lifecycle.Gone {
 		c.unrecordLocked(key)
 	} else {
@@ -68,7 +75,7 @@ func (c *Cache) placeLocked(wl *kueue.Workload) *state.Admitted {
 	case lifecycle.Gone:
 		released, _ = c.state.Admitted(key)
 		if released != nil {
-			c.noteRuntimeLocked(wl, released)
+			c.noteRuntimeLocked(wl, held, released)
 		}
 		changed = c.dropLocked(key)
 	case lifecycle.Holding:

@@ -68,8 +68,9 @@ func (c *Cache) shapeKeyOf(wl *kueue.Workload) string {
 }
 
 // noteRuntimeLocked records how long a finished workload ran, from its
-// reservation to its Finished condition.
-func (c *Cache) noteRuntimeLocked(wl *kueue.Workload, a *state.Admitted) {
+// reservation to its Finished condition; held is the copy it held quota
+// with, whose LocalQueue and shape key the sample.
+func (c *Cache) noteRuntimeLocked(wl, held *kueue.Workload, a *state.Admitted) {
 	fin := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished)
 	if fin == nil || a.ReservedAt == 0 {
 		return
@@ -81,7 +82,7 @@ func (c *Cache) noteRuntimeLocked(wl *kueue.Workload, a *state.Admitted) {
 	// Conditions are stamped to the second: a workload that seems to have
 	// run for nothing ran for less than a second.
 	ran = max(ran, time.Second)
-	k := runtimeKey{lq: localQueueOf(wl), shape: c.shapeKeyOf(wl)}
+	k := runtimeKey{lq: localQueueOf(held), shape: c.shapeKeyOf(held)}
 	_, known := c.runtimes.longest(k)
 	c.runtimes.add(k, ran)
 	if !known {

@@ -135,6 +135,12 @@ func (r *Reconciler) reconcileJob(ctx context.Context, job Job) (ctrl.Result, er
 	if msg, success, finished := job.Finished(); finished {
 		return ctrl.Result{}, r.finish(ctx, job, wl, msg, success)
 	}
+	if wl != nil && isFinished(wl) {
+		// A finished Workload is over: the job is not admitted, compared
+		// or stopped through it again (the cache's copy of it lacks its
+		// pod templates).
+		return ctrl.Result{}, nil
+	}
 	if prebuilt := obj.GetLabels()[PrebuiltWorkloadLabel]; prebuilt != "" {
 		if wl == nil {
 			// The named Workload is created by someone else; its creation

@@ -1,12 +1,15 @@
 package jobs
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -314,4 +317,45 @@ func TestFinishedJobIsNotLeftWaitingForStart(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A Workload finished by someone else while its Job still waits is over:
+// the manager neither replaces it (its cached copy lacks the pod templates)
+// nor starts the Job.
+func TestFinishedWorkloadOfAWaitingJobIsLeftAlone(t *testing.T) {
+	startManager(t)
+	ns, _, _ := queues(t, "2")
+	create(t, newJob(ns, "waiting", "no-such-queue", 1, "1"))
+	var wl *kueue.Workload
+	eventually(t, "the Job's Workload exists", func() error {
+		if wl = workloadOf(t, getJob(t, ns, "waiting")); wl == nil {
+			return fmt.Errorf("no Workload")
+		}
+		return nil
+	})
+	eventually(t, "the Workload is marked finished", func() error {
+		cur := workloadOf(t, getJob(t, ns, "waiting"))
+		meta.SetStatusCondition(&cur.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue,
+			Reason: kueue.WorkloadFinishedFailed, Message: "finished by an administrator"})
+		return env.Client.Status().Update(context.Background(), cur)
+	})
+	afterCycles(t, func() error {
+		j := getJob(t, ns, "waiting")
+		got := workloadOf(t, j)
+		switch {
+		case got == nil || got.UID != wl.UID:
+			return fmt.Errorf("the finished Workload was replaced or deleted")
+		case !ptr.Deref(j.Spec.Suspend, false):
+			return fmt.Errorf("the Job was started")
+		case condition(got, kueue.WorkloadFinished) == nil:
+			return fmt.Errorf("the Workload is no longer finished")
+		}
+		return nil
+	})
+	// The reconciler has seen the finished copy by now; a few more cycles
+	// must not change the picture.
+	time.Sleep(time.Second)
+	if got := workloadOf(t, getJob(t, ns, "waiting")); got == nil || got.UID != wl.UID {
+		t.Fatal("the finished Workload was replaced")
+	}
 }
