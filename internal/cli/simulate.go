@@ -47,7 +47,8 @@ configuration (--queues: Kueue's YAML, as applied to a cluster) with a trace
 from a live cluster). --latency models the API server and the jobs:
 name=distribution pairs, names admit, evict, observe, finish and cycle,
 distributions 50ms, fixed:50ms, uniform:10ms-200ms or exp:100ms (zero by
-default: the policy's own limit). The same seed gives the same run.`,
+default: the policy's own limit), and stall=START+DURATION spans in which
+nothing lands (e.g. stall=150s+15s). The same seed gives the same run.`,
 		Example: fmt.Sprintf(`  %[1]s simulate --scenario baseline
   %[1]s simulate --scenario one-cohort --latency admit=exp:40ms,evict=exp:40ms,finish=exp:40ms --output json
   %[1]s simulate --queues new-queues.yaml --trace last-week.trace --patience 30s`, prog),

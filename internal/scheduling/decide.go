@@ -28,6 +28,7 @@ type cycle struct {
 	versions map[*hierarchy.Node]uint64
 	result   Result
 	ready    order
+	late     lateness
 }
 
 // order hands out the ClusterQueues whose head is ready (fits or can

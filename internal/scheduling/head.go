@@ -1,14 +1,14 @@
 package scheduling
 
 import (
-	"time"
-
 	"fmt"
+	"time"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
 	"github.com/kuota-dev/kuota/internal/scheduling/preemption"
+	"github.com/kuota-dev/kuota/internal/state"
 	"github.com/kuota-dev/kuota/internal/workload"
 )
 
@@ -190,7 +190,10 @@ func (c *cycle) preemptForHead(cur *cursor) {
 // within the patience, and the longest wait. A target whose end is unknown
 // is not, nor one that overran its estimate by more than the patience (an
 // estimate is a guess: a small overrun is still "about to end"), so a
-// preemptor waits at most twice the patience.
+// preemptor waits at most twice the patience. When most running workloads
+// are late together (lateTogether), a late target is waited for up to
+// lateCap past its estimate: what is late is then the reporting of ends
+// (an API server that stalled, jobs' status writes held up), not this job.
 func (c *cycle) endingSoon(targets []preemption.Target) (time.Duration, bool) {
 	patience := c.opts.Patience
 	if patience <= 0 || len(targets) == 0 {
@@ -200,7 +203,10 @@ func (c *cycle) endingSoon(targets []preemption.Target) (time.Duration, bool) {
 	var longest time.Duration
 	for _, t := range targets {
 		end := t.Workload.ExpectedEnd
-		if end == 0 || time.Duration(now-end) > patience {
+		if end == 0 {
+			return 0, false
+		}
+		if late := time.Duration(now - end); late > patience && (late > lateCap*patience || !c.lateTogether()) {
 			return 0, false
 		}
 		left := max(0, time.Duration(end-now))
@@ -211,6 +217,50 @@ func (c *cycle) endingSoon(targets []preemption.Target) (time.Duration, bool) {
 	}
 	return longest, true
 }
+
+// lateCap bounds, in patiences, how long past its estimate a late target
+// is still waited for when workloads are late together: a job that hung
+// then holds a preemptor up for at most this much longer.
+const lateCap = 4
+
+// lateTogetherMin is how many running workloads with an estimate there
+// must be before their lateness is read as shared (with fewer, one late
+// job is as likely hung as held up).
+const lateTogetherMin = 8
+
+// lateTogether reports whether at least half of the running workloads
+// with an estimated end are past it by more than the patience. It is
+// computed once per cycle, at the first late target.
+func (c *cycle) lateTogether() bool {
+	if c.late != lateUnknown {
+		return c.late == lateYes
+	}
+	now, patience := c.snap.Now, int64(c.opts.Patience)
+	var estimated, late int
+	c.snap.EachAdmitted(func(a *state.Admitted) bool {
+		if a.ExpectedEnd != 0 {
+			estimated++
+			if now-a.ExpectedEnd > patience {
+				late++
+			}
+		}
+		return true
+	})
+	c.late = lateNo
+	if estimated >= lateTogetherMin && 2*late >= estimated {
+		c.late = lateYes
+	}
+	return c.late == lateYes
+}
+
+// lateness caches lateTogether for a cycle.
+type lateness uint8
+
+const (
+	lateUnknown lateness = iota
+	lateNo
+	lateYes
+)
 
 // findVictims searches victims for the head with the given assignment.
 func (c *cycle) findVictims(cur *cursor, w *workload.Info, asg *flavors.Assignment) ([]preemption.Target, bool) {

@@ -58,6 +58,10 @@ func (h *events) Pop() any {
 }
 
 func (e *engine) schedule(ev *event) {
+	switch ev.kind {
+	case evAdmitted, evEvicted, evFinished:
+		ev.at = e.opts.Latency.land(ev.at)
+	}
 	e.seq++
 	ev.seq = e.seq
 	heap.Push(&e.queue, ev)

@@ -108,10 +108,42 @@ type Latency struct {
 	Finish Dist
 	// Cycle is how long one scheduling cycle takes.
 	Cycle Dist
+	// Stalls are spans in which the API server delivers nothing: a write
+	// (admission, eviction, a job's finish) that would land during one
+	// lands at its end, and a job does not start before then.
+	Stalls []Stall
+}
+
+// Stall is a span of virtual time in which nothing lands.
+type Stall struct{ Start, Duration time.Duration }
+
+// land returns when a write due at t lands, given the stalls.
+func (l Latency) land(t time.Duration) time.Duration {
+	for _, s := range l.Stalls {
+		if t >= s.Start && t < s.Start+s.Duration {
+			t = s.Start + s.Duration
+		}
+	}
+	return t
+}
+
+// parseStall reads START+DURATION, e.g. 150s+15s.
+func parseStall(v string) (Stall, error) {
+	a, b, ok := strings.Cut(v, "+")
+	if !ok {
+		return Stall{}, fmt.Errorf("stall %q: want start+duration, e.g. 150s+15s", v)
+	}
+	start, err1 := time.ParseDuration(strings.TrimSpace(a))
+	dur, err2 := time.ParseDuration(strings.TrimSpace(b))
+	if err1 != nil || err2 != nil || start < 0 || dur <= 0 {
+		return Stall{}, fmt.Errorf("stall %q: want a non-negative start and a positive duration, e.g. 150s+15s", v)
+	}
+	return Stall{Start: start, Duration: dur}, nil
 }
 
 // ParseLatency reads comma-separated name=dist pairs, names among admit,
-// evict, observe, finish and cycle; "" is zero latency.
+// evict, observe, finish and cycle, and stall=START+DURATION pairs (each
+// adds a stall); "" is zero latency.
 func ParseLatency(s string) (Latency, error) {
 	var l Latency
 	if strings.TrimSpace(s) == "" {
@@ -121,6 +153,14 @@ func ParseLatency(s string) (Latency, error) {
 		name, value, ok := strings.Cut(part, "=")
 		if !ok {
 			return l, fmt.Errorf("latency %q: want name=distribution", part)
+		}
+		if strings.TrimSpace(name) == "stall" {
+			st, err := parseStall(value)
+			if err != nil {
+				return l, err
+			}
+			l.Stalls = append(l.Stalls, st)
+			continue
 		}
 		d, err := ParseDist(value)
 		if err != nil {
@@ -138,12 +178,16 @@ func ParseLatency(s string) (Latency, error) {
 		case "cycle":
 			l.Cycle = d
 		default:
-			return l, fmt.Errorf("latency %q: unknown name %q (want admit, evict, observe, finish or cycle)", part, name)
+			return l, fmt.Errorf("latency %q: unknown name %q (want admit, evict, observe, finish, cycle or stall)", part, name)
 		}
 	}
 	return l, nil
 }
 
 func (l Latency) String() string {
-	return fmt.Sprintf("admit=%s,evict=%s,observe=%s,finish=%s,cycle=%s", l.Admit, l.Evict, l.Observe, l.Finish, l.Cycle)
+	out := fmt.Sprintf("admit=%s,evict=%s,observe=%s,finish=%s,cycle=%s", l.Admit, l.Evict, l.Observe, l.Finish, l.Cycle)
+	for _, s := range l.Stalls {
+		out += fmt.Sprintf(",stall=%s+%s", s.Start, s.Duration)
+	}
+	return out
 }

@@ -70,6 +70,32 @@ func TestRunningAtStartHoldsQuotaUntilItEnds(t *testing.T) {
 	}
 }
 
+// In a stall nothing lands: a workload running at the start whose end
+// falls in it gives its quota back when the stall ends, and the pending
+// one is admitted only then.
+func TestStallDelaysEnds(t *testing.T) {
+	adm := &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: "main", Count: ptrTo[int32](1),
+		Flavors:       map[corev1.ResourceName]kueue.ResourceFlavorReference{"cpu": "f"},
+		ResourceUsage: corev1.ResourceList{"cpu": resource.MustParse("4")}}}}
+	trace := []Workload{
+		{Namespace: "ns", Name: "running", Queue: "lq", Runtime: 30 * time.Second, PodSets: cpuPodSets("4"), Admission: adm, CreatedBefore: time.Hour},
+		{Namespace: "ns", Name: "next", Queue: "lq", Runtime: time.Minute, PodSets: cpuPodSets("4")},
+	}
+	admitted := time.Duration(-1)
+	lat := Latency{Stalls: []Stall{{Start: 20 * time.Second, Duration: 15 * time.Second}}}
+	_, err := Run(oneQueue(), trace, Options{Latency: lat, OnDecision: func(at time.Duration, d *scheduling.Decision) {
+		if d.Admit && d.Workload.Key.Name == "next" && admitted < 0 {
+			admitted = at
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if admitted != 35*time.Second {
+		t.Errorf("next admitted at %v, want 35s (running's end at 30s lands when the stall ends)", admitted)
+	}
+}
+
 // An admission in a ClusterQueue the setup lacks is an error, not a
 // silently free quota.
 func TestRunningAtStartInAnUnknownQueueFails(t *testing.T) {

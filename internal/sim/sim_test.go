@@ -143,7 +143,13 @@ func TestParseLatency(t *testing.T) {
 	if l.Admit.Mean() != 50*time.Millisecond || l.Evict.Mean() != 15*time.Millisecond || l.Finish.Mean() != time.Second {
 		t.Fatalf("parsed %s", l)
 	}
-	for _, bad := range []string{"admit", "write=1s", "admit=uniform:2s-1s", "admit=normal:1s", "admit=-1s"} {
+	st, err := ParseLatency("stall=150s+15s,stall=1m+2s")
+	if err != nil || len(st.Stalls) != 2 || st.Stalls[0] != (Stall{Start: 150 * time.Second, Duration: 15 * time.Second}) ||
+		st.Stalls[1] != (Stall{Start: time.Minute, Duration: 2 * time.Second}) {
+		t.Fatalf("stalls parsed as %+v (%v)", st.Stalls, err)
+	}
+	for _, bad := range []string{"admit", "write=1s", "admit=uniform:2s-1s", "admit=normal:1s", "admit=-1s",
+		"stall=150s", "stall=150s+0s", "stall=-1s+2s", "stall=x+2s"} {
 		if _, err := ParseLatency(bad); err == nil {
 			t.Errorf("accepted %q", bad)
 		}

@@ -118,7 +118,7 @@ func (e *engine) admitted(ev *event) {
 	e.write(r, obj)
 	r.phase = running
 	r.admissions[len(r.admissions)-1].Landed = e.now
-	start := e.now + e.sample(e.opts.Latency.Observe)
+	start := e.opts.Latency.land(e.now + e.sample(e.opts.Latency.Observe))
 	e.schedule(&event{at: start + r.w.Runtime + e.sample(e.opts.Latency.Finish), kind: evFinished, key: r.key, run: r.run})
 }
 
