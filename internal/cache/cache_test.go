@@ -157,3 +157,26 @@ func TestExpectedEndFromRuntimes(t *testing.T) {
 		t.Fatalf("assumed workload's expected end %d, want %d", a.ExpectedEnd, want)
 	}
 }
+
+// A workload's estimate is the median of recent runtimes: one slow finish
+// (a job whose end was reported late) does not make its shape read as
+// long-running, so its workloads are still waited for.
+func TestEstimateIsTheMedianRuntime(t *testing.T) {
+	h := runtimeHistory{}
+	k := runtimeKey{lq: LocalQueueKey{Namespace: "ns", Name: "lq"}, shape: "s"}
+	if _, ok := h.typical(k); ok {
+		t.Fatal("an estimate without samples")
+	}
+	for _, d := range []time.Duration{2 * time.Second, 40 * time.Second, time.Second, 3 * time.Second} {
+		h.add(k, d)
+	}
+	if got, _ := h.typical(k); got != 3*time.Second {
+		t.Fatalf("estimate %v from 2s, 40s, 1s, 3s; want the median, 3s", got)
+	}
+	for range runtimeSamples {
+		h.add(k, time.Minute)
+	}
+	if got, _ := h.typical(k); got != time.Minute {
+		t.Fatalf("estimate %v after %d runs of 1m; want only the recent ones counted", got, runtimeSamples)
+	}
+}

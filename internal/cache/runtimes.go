@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,8 +14,13 @@ import (
 // How long a workload still runs decides whether the scheduler preempts
 // it or waits for it (scheduling.Options.Patience). The cache estimates it
 // from the workload's maximum execution time, or from how long the last
-// workloads of the same LocalQueue and shape ran: the longest of the last
-// runtimeSamples, so that an estimate errs on the long side.
+// workloads of the same LocalQueue and shape ran: the median of the last
+// runtimeSamples. A runtime is measured from the reservation to the
+// Finished condition, so it includes what the API server and the job's
+// controller add; under a loaded API server that has a long tail, and the
+// longest sample (an earlier choice) then read most short workloads as
+// long-running and preempted them. A workload that runs past its estimate
+// is still waited for only a patience longer (scheduling's endingSoon).
 
 // runtimeSamples is how many runtimes are kept per LocalQueue and shape.
 const runtimeSamples = 16
@@ -50,17 +56,18 @@ func (h runtimeHistory) add(k runtimeKey, d time.Duration) {
 	r.n = min(r.n+1, runtimeSamples)
 }
 
-// longest returns the longest recent runtime, or false without samples.
-func (h runtimeHistory) longest(k runtimeKey) (time.Duration, bool) {
+// typical returns the median of the recent runtimes (the upper one of an
+// even count), or false without samples.
+func (h runtimeHistory) typical(k runtimeKey) (time.Duration, bool) {
 	r := h[k]
 	if r == nil || r.n == 0 {
 		return 0, false
 	}
-	longest := r.samples[0]
-	for _, d := range r.samples[:r.n] {
-		longest = max(longest, d)
-	}
-	return longest, true
+	var buf [runtimeSamples]time.Duration
+	xs := buf[:r.n]
+	copy(xs, r.samples[:r.n])
+	slices.Sort(xs)
+	return xs[len(xs)/2], true
 }
 
 func (c *Cache) shapeKeyOf(wl *kueue.Workload) string {
@@ -83,7 +90,7 @@ func (c *Cache) noteRuntimeLocked(wl, held *kueue.Workload, a *state.Admitted) {
 	// run for nothing ran for less than a second.
 	ran = max(ran, time.Second)
 	k := runtimeKey{lq: localQueueOf(held), shape: c.shapeKeyOf(held)}
-	_, known := c.runtimes.longest(k)
+	_, known := c.runtimes.typical(k)
 	c.runtimes.add(k, ran)
 	if !known {
 		c.estimateRunningLocked(k)
@@ -123,7 +130,7 @@ func (c *Cache) expectedEndLocked(wl *kueue.Workload, shapeKey string, reservedA
 		}
 		end = reservedAt + (int64(*limit)-past)*int64(time.Second)
 	}
-	if d, ok := c.runtimes.longest(runtimeKey{lq: localQueueOf(wl), shape: shapeKey}); ok {
+	if d, ok := c.runtimes.typical(runtimeKey{lq: localQueueOf(wl), shape: shapeKey}); ok {
 		if e := reservedAt + int64(d); end == 0 || e < end {
 			end = e
 		}
