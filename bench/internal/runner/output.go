@@ -25,7 +25,8 @@ const (
 )
 
 // writeResults saves the summary, its table, the event log (one JSON
-// object per line) and a copy of the scenario and its targets.
+// object per line), the replay (writeReplay) and a copy of the scenario
+// and its targets.
 func writeResults(dir string, sc *plan, s *summary.Summary, res *driver.Result) error {
 	data, err := yaml.Marshal(s)
 	if err != nil {
@@ -52,6 +53,9 @@ func writeResults(dir string, sc *plan, s *summary.Summary, res *driver.Result) 
 		}
 	}
 	if err := writeEvents(filepath.Join(dir, EventsFile), res.Events); err != nil {
+		return err
+	}
+	if err := writeReplay(dir, sc, res.Events); err != nil {
 		return err
 	}
 	var ref *scenario.Reference

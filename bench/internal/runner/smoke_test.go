@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kuota-dev/kuota/bench/internal/summary"
+	"github.com/kuota-dev/kuota/internal/sim"
 )
 
 // logWriter turns progress lines into test log lines.
@@ -80,12 +81,47 @@ func checkResults(t *testing.T, out string) {
 	if err := yaml.UnmarshalStrict(data, &back); err != nil || !back.Completed || back.Scenario != "smoke" {
 		t.Errorf("summary.yaml = %v (scenario %q, completed %v), want the smoke run, completed", err, back.Scenario, back.Completed)
 	}
-	for _, name := range []string{TableFile, EventsFile, UsagePlot, TTAPlot, "scenario-smoke.yaml"} {
+	for _, name := range []string{TableFile, EventsFile, UsagePlot, TTAPlot, "scenario-smoke.yaml", ReplayQueuesFile, ReplayTraceFile} {
 		if info, err := os.Stat(filepath.Join(out, name)); err != nil || info.Size() == 0 {
 			t.Errorf("%s: %v, want a non-empty file", name, err)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(out, "audit.log")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("audit.log left behind: %v", err)
+	}
+	checkReplay(t, out)
+}
+
+// checkReplay runs the simulator on the run's replay: every workload the
+// run created arrives, no earlier than the first, and finishes.
+func checkReplay(t *testing.T, out string) {
+	t.Helper()
+	qf, err := os.Open(filepath.Join(out, ReplayQueuesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer qf.Close()
+	setup, err := sim.ReadSetup(qf)
+	if err != nil {
+		t.Fatalf("reading the replay's queues: %v", err)
+	}
+	tf, err := os.Open(filepath.Join(out, ReplayTraceFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tf.Close()
+	trace, err := sim.ReadTrace(tf)
+	if err != nil {
+		t.Fatalf("reading the replay's trace: %v", err)
+	}
+	if len(trace) != 240 || len(setup.ClusterQueues) != 4 {
+		t.Fatalf("replay of %d workloads in %d ClusterQueues, want 240 in 4", len(trace), len(setup.ClusterQueues))
+	}
+	res, err := sim.Run(setup, trace, sim.Options{Seed: 1})
+	if err != nil {
+		t.Fatalf("simulating the replay: %v", err)
+	}
+	if res.Summary.Finished != 240 {
+		t.Errorf("the replay finished %d of 240 workloads", res.Summary.Finished)
 	}
 }
