@@ -30,13 +30,19 @@ func cpuPodSets(cpu string) []kueue.PodSet {
 		Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{"cpu": resource.MustParse(cpu)}}}}}}}}
 }
 
+// cpuAdmission is an admission in ClusterQueue cq (flavor f) of one pod
+// of cpu.
+func cpuAdmission(cpu string) *kueue.Admission {
+	return &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: "main", Count: ptrTo[int32](1),
+		Flavors:       map[corev1.ResourceName]kueue.ResourceFlavorReference{"cpu": "f"},
+		ResourceUsage: corev1.ResourceList{"cpu": resource.MustParse(cpu)}}}}
+}
+
 // A workload running at the start holds its quota until what is left of
 // its run ends: a pending one that needs that quota is admitted then, and
 // the pending ones keep their creation order.
 func TestRunningAtStartHoldsQuotaUntilItEnds(t *testing.T) {
-	adm := &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: "main", Count: ptrTo[int32](1),
-		Flavors:       map[corev1.ResourceName]kueue.ResourceFlavorReference{"cpu": "f"},
-		ResourceUsage: corev1.ResourceList{"cpu": resource.MustParse("4")}}}}
+	adm := cpuAdmission("4")
 	trace := []Workload{
 		{Namespace: "ns", Name: "running", Queue: "lq", Runtime: 30 * time.Second, PodSets: cpuPodSets("4"), Admission: adm, CreatedBefore: time.Hour},
 		{Namespace: "ns", Name: "second", Queue: "lq", Runtime: time.Minute, PodSets: cpuPodSets("4"), CreatedBefore: time.Minute},
@@ -74,9 +80,7 @@ func TestRunningAtStartHoldsQuotaUntilItEnds(t *testing.T) {
 // falls in it gives its quota back when the stall ends, and the pending
 // one is admitted only then.
 func TestStallDelaysEnds(t *testing.T) {
-	adm := &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: "main", Count: ptrTo[int32](1),
-		Flavors:       map[corev1.ResourceName]kueue.ResourceFlavorReference{"cpu": "f"},
-		ResourceUsage: corev1.ResourceList{"cpu": resource.MustParse("4")}}}}
+	adm := cpuAdmission("4")
 	trace := []Workload{
 		{Namespace: "ns", Name: "running", Queue: "lq", Runtime: 30 * time.Second, PodSets: cpuPodSets("4"), Admission: adm, CreatedBefore: time.Hour},
 		{Namespace: "ns", Name: "next", Queue: "lq", Runtime: time.Minute, PodSets: cpuPodSets("4")},
