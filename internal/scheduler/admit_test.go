@@ -144,3 +144,18 @@ func TestPendingWriteOverOwnUnseenWrite(t *testing.T) {
 		t.Fatalf("QuotaReserved = %+v, want reason Preempting from the second note", cond)
 	}
 }
+
+// A note that comes due after its workload finished is dropped: a finished
+// Workload does not read as waiting for quota.
+func TestPendingNoteOfAFinishedWorkloadIsDropped(t *testing.T) {
+	s, c, wl := newAdmitTest(t)
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue,
+		Reason: kueue.WorkloadFinishedFailed, Message: "finished by an administrator"})
+	if err := c.Status().Update(context.Background(), wl); err != nil {
+		t.Fatal(err)
+	}
+	got := notePending(t, s, c, client.ObjectKeyFromObject(wl), kueue.WorkloadReasonPending, 1000)
+	if meta.FindStatusCondition(got.Status.Conditions, kueue.WorkloadQuotaReserved) != nil {
+		t.Fatalf("a pending note was written on a finished Workload: %+v", got.Status.Conditions)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -70,8 +71,10 @@ func (s *Scheduler) sendPending(ctx context.Context, key types.NamespacedName, n
 		return
 	}
 	var wl kueue.Workload
-	if err := s.Client.Get(ctx, key, &wl); err != nil || wl.Status.Admission != nil || !lifecycle.Active(&wl) {
-		// Admitted, gone, or deactivated meanwhile: the note is stale.
+	if err := s.Client.Get(ctx, key, &wl); err != nil || wl.Status.Admission != nil || !lifecycle.Active(&wl) ||
+		meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+		// Admitted, gone, deactivated or finished meanwhile: the note is
+		// stale.
 		if err != nil {
 			s.Cache.Untold(key)
 		}
