@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/sim"
@@ -87,75 +87,59 @@ func runTraceExport(cmd *cobra.Command, c client.Reader, f traceFlags) error {
 	return writeQueues(cmd, c, f.queues)
 }
 
-// writeQueues writes the cluster's queue objects as a YAML stream, without
-// status and server-set metadata.
+// writeQueues writes the cluster's queue objects as a YAML stream
+// (sim.WriteSetup), without status and server-set metadata.
 func writeQueues(cmd *cobra.Command, c client.Reader, path string) error {
 	ctx := cmd.Context()
-	lists := []client.ObjectList{&kueue.ResourceFlavorList{}, &kueue.CohortList{}, &kueue.ClusterQueueList{},
-		&kueue.LocalQueueList{}, &kueue.WorkloadPriorityClassList{}}
-	var docs []byte
-	for _, l := range lists {
+	var (
+		flavors    kueue.ResourceFlavorList
+		cohorts    kueue.CohortList
+		queues     kueue.ClusterQueueList
+		locals     kueue.LocalQueueList
+		priorities kueue.WorkloadPriorityClassList
+	)
+	for _, l := range []client.ObjectList{&flavors, &cohorts, &queues, &locals, &priorities} {
 		if err := c.List(ctx, l); err != nil {
 			return fmt.Errorf("listing %T: %w", l, err)
 		}
-		items, err := queueItems(l)
-		if err != nil {
-			return err
-		}
-		for _, o := range items {
-			data, err := yaml.Marshal(o)
-			if err != nil {
-				return err
-			}
-			docs = append(append(docs, "---\n"...), data...)
-		}
 	}
-	if len(docs) == 0 {
+	s := &sim.Setup{}
+	for i := range flavors.Items {
+		s.Flavors = append(s.Flavors, clean(&flavors.Items[i]))
+	}
+	for i := range cohorts.Items {
+		cohorts.Items[i].Status = kueue.CohortStatus{}
+		s.Cohorts = append(s.Cohorts, clean(&cohorts.Items[i]))
+	}
+	for i := range queues.Items {
+		queues.Items[i].Status = kueue.ClusterQueueStatus{}
+		s.ClusterQueues = append(s.ClusterQueues, clean(&queues.Items[i]))
+	}
+	for i := range locals.Items {
+		locals.Items[i].Status = kueue.LocalQueueStatus{}
+		s.LocalQueues = append(s.LocalQueues, clean(&locals.Items[i]))
+	}
+	for i := range priorities.Items {
+		s.Priorities = append(s.Priorities, clean(&priorities.Items[i]))
+	}
+	if len(s.Flavors)+len(s.Cohorts)+len(s.ClusterQueues)+len(s.LocalQueues)+len(s.Priorities) == 0 {
 		return errors.New("the cluster has no queue objects")
 	}
-	return os.WriteFile(path, docs, 0o644)
+	var docs bytes.Buffer
+	if err := sim.WriteSetup(&docs, s); err != nil {
+		return err
+	}
+	return os.WriteFile(path, docs.Bytes(), 0o644)
 }
 
-// queueItems returns a list's objects ready to apply again: kind and
-// version set, status and server-set metadata dropped.
-func queueItems(l client.ObjectList) ([]client.Object, error) {
-	var out []client.Object
-	clean := func(o client.Object, kind string) {
-		o.GetObjectKind().SetGroupVersionKind(kueue.GroupVersion.WithKind(kind))
-		o.SetManagedFields(nil)
-		o.SetResourceVersion("")
-		o.SetUID("")
-		o.SetGeneration(0)
-		o.SetCreationTimestamp(metav1.Time{})
-		o.SetFinalizers(nil)
-		out = append(out, o)
-	}
-	switch list := l.(type) {
-	case *kueue.ResourceFlavorList:
-		for i := range list.Items {
-			clean(&list.Items[i], "ResourceFlavor")
-		}
-	case *kueue.CohortList:
-		for i := range list.Items {
-			list.Items[i].Status = kueue.CohortStatus{}
-			clean(&list.Items[i], "Cohort")
-		}
-	case *kueue.ClusterQueueList:
-		for i := range list.Items {
-			list.Items[i].Status = kueue.ClusterQueueStatus{}
-			clean(&list.Items[i], "ClusterQueue")
-		}
-	case *kueue.LocalQueueList:
-		for i := range list.Items {
-			list.Items[i].Status = kueue.LocalQueueStatus{}
-			clean(&list.Items[i], "LocalQueue")
-		}
-	case *kueue.WorkloadPriorityClassList:
-		for i := range list.Items {
-			clean(&list.Items[i], "WorkloadPriorityClass")
-		}
-	default:
-		return nil, fmt.Errorf("unexpected list %T", l)
-	}
-	return out, nil
+// clean drops the metadata the API server sets, so that the object can
+// be applied again.
+func clean[T client.Object](o T) T {
+	o.SetManagedFields(nil)
+	o.SetResourceVersion("")
+	o.SetUID("")
+	o.SetGeneration(0)
+	o.SetCreationTimestamp(metav1.Time{})
+	o.SetFinalizers(nil)
+	return o
 }

@@ -1,11 +1,13 @@
 package sim
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -112,3 +114,22 @@ func TestRunningAtStartInAnUnknownQueueFails(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// A setup written by WriteSetup reads back the same.
+func TestWriteSetupReadsBack(t *testing.T) {
+	s := oneQueue()
+	s.Namespaces = map[string]map[string]string{"ns": {"team": "a"}, "plain": nil}
+	var buf bytes.Buffer
+	if err := WriteSetup(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadSetup(&buf)
+	if err != nil {
+		t.Fatalf("reading back:\n%s\n%v", buf.String(), err)
+	}
+	if len(back.Flavors) != len(s.Flavors) || len(back.ClusterQueues) != 1 || len(back.LocalQueues) != 1 ||
+		!apiequality.Semantic.DeepEqual(back.ClusterQueues[0].Spec, s.ClusterQueues[0].Spec) || back.LocalQueues[0].Namespace != s.LocalQueues[0].Namespace ||
+		back.Namespaces["ns"]["team"] != "a" {
+		t.Fatalf("read back %+v from:\n%s", back, buf.String())
+	}
+}

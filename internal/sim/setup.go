@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 )
@@ -68,4 +72,49 @@ func ReadSetup(r io.Reader) (*Setup, error) {
 		return nil, errors.New("the queue configuration has no ClusterQueue")
 	}
 	return s, nil
+}
+
+// WriteSetup writes a queue configuration as ReadSetup reads it: a YAML
+// stream of its objects with their kinds, and a Namespace for each
+// namespace with labels. The objects are written as they are (status
+// included when set).
+func WriteSetup(w io.Writer, s *Setup) error {
+	var objs []runtime.Object
+	add := func(o runtime.Object, kind string) {
+		o = o.DeepCopyObject()
+		o.GetObjectKind().SetGroupVersionKind(kueue.GroupVersion.WithKind(kind))
+		objs = append(objs, o)
+	}
+	for _, o := range s.Flavors {
+		add(o, "ResourceFlavor")
+	}
+	for _, o := range s.Cohorts {
+		add(o, "Cohort")
+	}
+	for _, o := range s.ClusterQueues {
+		add(o, "ClusterQueue")
+	}
+	for _, o := range s.LocalQueues {
+		add(o, "LocalQueue")
+	}
+	for _, o := range s.Priorities {
+		add(o, "WorkloadPriorityClass")
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Namespaces)) {
+		if labels := s.Namespaces[name]; len(labels) > 0 {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+			ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+			objs = append(objs, ns)
+		}
+	}
+	for _, o := range objs {
+		data, err := yaml.Marshal(o)
+		if err != nil {
+			return fmt.Errorf("writing the queue configuration: %w", err)
+		}
+		if _, err := fmt.Fprintf(w, "---\n%s", data); err != nil {
+			return fmt.Errorf("writing the queue configuration: %w", err)
+		}
+	}
+	return nil
 }

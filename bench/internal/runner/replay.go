@@ -7,10 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
-
-	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/bench/internal/driver"
 	"github.com/kuota-dev/kuota/internal/sim"
 )
@@ -29,49 +25,10 @@ const (
 // the manager really saw. Workloads never created are left out.
 func writeReplay(dir string, sc *plan, events []driver.Event) error {
 	setup, trace := sim.FromScenario(sc.plan, driver.DefaultFlavor)
-	created := map[string]time.Time{}
-	var first time.Time
-	for _, e := range events {
-		if e.Kind != "created" {
-			continue
-		}
-		created[e.Namespace+"/"+e.Name] = e.At
-		if first.IsZero() || e.At.Before(first) {
-			first = e.At
-		}
-	}
-	replay := make([]sim.Workload, 0, len(trace))
-	for _, w := range trace {
-		at, ok := created[w.Namespace+"/"+w.Name]
-		if !ok {
-			continue
-		}
-		w.Arrive = at.Sub(first)
-		replay = append(replay, w)
-	}
+	replay := replayArrivals(trace, events)
 	var queues bytes.Buffer
-	objs := []runtime.Object{}
-	for _, f := range setup.Flavors {
-		objs = append(objs, f)
-	}
-	for _, c := range setup.Cohorts {
-		objs = append(objs, c)
-	}
-	for i := range setup.ClusterQueues {
-		objs = append(objs, setup.ClusterQueues[i], setup.LocalQueues[i])
-	}
-	for _, o := range objs {
-		gvks, _, err := kueueScheme.ObjectKinds(o)
-		if err != nil {
-			return fmt.Errorf("writing the replay's queues: %w", err)
-		}
-		o.GetObjectKind().SetGroupVersionKind(gvks[0])
-		data, err := yaml.Marshal(o)
-		if err != nil {
-			return fmt.Errorf("writing the replay's queues: %w", err)
-		}
-		queues.WriteString("---\n")
-		queues.Write(data)
+	if err := sim.WriteSetup(&queues, setup); err != nil {
+		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, ReplayQueuesFile), queues.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", ReplayQueuesFile, err)
@@ -86,11 +43,27 @@ func writeReplay(dir string, sc *plan, events []driver.Event) error {
 	return nil
 }
 
-// kueueScheme names the kinds of the replay's objects.
-var kueueScheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := kueue.AddToScheme(s); err != nil {
-		panic(err)
+// replayArrivals gives each workload of the trace the time its creation
+// was sent, from the first creation of the run, and leaves out those never
+// created.
+func replayArrivals(trace []sim.Workload, events []driver.Event) []sim.Workload {
+	created := map[string]time.Time{}
+	var first time.Time
+	for _, e := range events {
+		if e.Kind != "created" {
+			continue
+		}
+		created[e.Namespace+"/"+e.Name] = e.At
+		if first.IsZero() || e.At.Before(first) {
+			first = e.At
+		}
 	}
-	return s
-}()
+	replay := make([]sim.Workload, 0, len(trace))
+	for _, w := range trace {
+		if at, ok := created[w.Namespace+"/"+w.Name]; ok {
+			w.Arrive = at.Sub(first)
+			replay = append(replay, w)
+		}
+	}
+	return replay
+}

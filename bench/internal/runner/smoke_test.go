@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,27 +94,11 @@ func checkResults(t *testing.T, out string) {
 }
 
 // checkReplay runs the simulator on the run's replay: every workload the
-// run created arrives, no earlier than the first, and finishes.
+// run created is in it, and finishes.
 func checkReplay(t *testing.T, out string) {
 	t.Helper()
-	qf, err := os.Open(filepath.Join(out, ReplayQueuesFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer qf.Close()
-	setup, err := sim.ReadSetup(qf)
-	if err != nil {
-		t.Fatalf("reading the replay's queues: %v", err)
-	}
-	tf, err := os.Open(filepath.Join(out, ReplayTraceFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tf.Close()
-	trace, err := sim.ReadTrace(tf)
-	if err != nil {
-		t.Fatalf("reading the replay's trace: %v", err)
-	}
+	setup := readWith(t, filepath.Join(out, ReplayQueuesFile), sim.ReadSetup)
+	trace := readWith(t, filepath.Join(out, ReplayTraceFile), sim.ReadTrace)
 	if len(trace) != 240 || len(setup.ClusterQueues) != 4 {
 		t.Fatalf("replay of %d workloads in %d ClusterQueues, want 240 in 4", len(trace), len(setup.ClusterQueues))
 	}
@@ -124,4 +109,19 @@ func checkReplay(t *testing.T, out string) {
 	if res.Summary.Finished != 240 {
 		t.Errorf("the replay finished %d of 240 workloads", res.Summary.Finished)
 	}
+}
+
+// readWith reads a results file with a reader of its format.
+func readWith[T any](t *testing.T, path string, read func(io.Reader) (T, error)) T {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	v, err := read(f)
+	if err != nil {
+		t.Fatalf("reading %s: %v", filepath.Base(path), err)
+	}
+	return v
 }
