@@ -57,14 +57,15 @@ func (c *Cache) placeLocked(wl *kueue.Workload) *state.Admitted {
 			place = lifecycle.Aside
 		}
 	}
-	// The record before this change: a finished workload's own copy lacks
-	// its pod templates (internal/app trims it), so its shape comes from
-	// the copy it held quota with.
-	held := wl
-	if r, ok := c.records[key]; ok {
-		held = r.obj
-	}
+	// held is the copy a gone workload held quota with: a finished
+	// workload's own copy lacks its pod templates (internal/app trims it),
+	// and its runtime is keyed by the held copy's shape.
+	var held *kueue.Workload
 	if place == lifecycle.Gone {
+		held = wl
+		if r, ok := c.records[key]; ok {
+			held = r.obj
+		}
 		c.unrecordLocked(key)
 	} else {
 		c.recordLocked(key, wl, place)

@@ -118,10 +118,15 @@ type Latency struct {
 type Stall struct{ Start, Duration time.Duration }
 
 // land returns when a write due at t lands, given the stalls.
+// Stalls may overlap and come in any order: a write pushed to one's end
+// may fall in another.
 func (l Latency) land(t time.Duration) time.Duration {
-	for _, s := range l.Stalls {
-		if t >= s.Start && t < s.Start+s.Duration {
-			t = s.Start + s.Duration
+	for moved := true; moved; {
+		moved = false
+		for _, s := range l.Stalls {
+			if t >= s.Start && t < s.Start+s.Duration {
+				t, moved = s.Start+s.Duration, true
+			}
 		}
 	}
 	return t

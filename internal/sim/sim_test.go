@@ -148,6 +148,10 @@ func TestParseLatency(t *testing.T) {
 		st.Stalls[1] != (Stall{Start: time.Minute, Duration: 2 * time.Second}) {
 		t.Fatalf("stalls parsed as %+v (%v)", st.Stalls, err)
 	}
+	chained := Latency{Stalls: []Stall{{Start: 20 * time.Second, Duration: 5 * time.Second}, {Start: 10 * time.Second, Duration: 12 * time.Second}}}
+	if got := chained.land(12 * time.Second); got != 25*time.Second {
+		t.Fatalf("a write due at 12s lands at %v; want 25s (pushed to 22s by one stall, then into the other)", got)
+	}
 	for _, bad := range []string{"admit", "write=1s", "admit=uniform:2s-1s", "admit=normal:1s", "admit=-1s",
 		"stall=150s", "stall=150s+0s", "stall=-1s+2s", "stall=x+2s"} {
 		if _, err := ParseLatency(bad); err == nil {
