@@ -149,12 +149,12 @@ type simStats struct {
 	traces, fairTraces, cycles, preemptions, fairPreemptions, noVictims, multiVictim, quietPreemptions int
 	// preemptorsAdmittedNext counts preemptors admitted in the cycle after
 	// their victims left; preemptorsNotNext those that were not.
-	preemptorsAdmittedNext, preemptorsNotNext, unpinnedNotNext int
-	maxSettle, maxQuietEvictions                               int
-	loopsAfterChurn, directChecks                              int
-	knownBugLoops                                              int
-	knownBugs                                                  map[string]int
-	reasons                                                    map[string]int
+	preemptorsAdmittedNext, preemptorsOvertaken, preemptorsNotNext, unpinnedNotNext int
+	maxSettle, maxQuietEvictions                                                    int
+	loopsAfterChurn, directChecks                                                   int
+	knownBugLoops                                                                   int
+	knownBugs                                                                       map[string]int
+	reasons                                                                         map[string]int
 }
 
 type simRun struct {
@@ -416,16 +416,35 @@ func (r *simRun) checkPreemptions(c *simCycle) {
 		}
 	}
 	// Property 5: a preemptor of the cycle before, its victims gone, is
-	// admitted now: preemptors go first, and its quota was held for it.
+	// admitted now: preemptors go first among workloads of their priority,
+	// and its quota was held for it. Only a higher-priority workload of its
+	// tree, admitted or preempting in this cycle, may take that quota.
 	admitted := map[types.NamespacedName]bool{}
+	var claimants []*workload.Info
 	for _, d := range c.res.Decisions {
 		if d.Admit {
 			admitted[d.Workload.Key] = true
 		}
+		if d.Admit || d.Reason == WaitingForPreemptedWorkloads {
+			claimants = append(claimants, d.Workload)
+		}
+	}
+	overtaken := func(k types.NamespacedName) bool {
+		p := r.sim.orig[k]
+		for _, w := range claimants {
+			if w.Priority > p.Priority && simSameRoot(c.snap.Tree, w.Key, k, r.sim.orig) {
+				return true
+			}
+		}
+		return false
 	}
 	for _, k := range c.preempting {
 		if admitted[k] {
 			r.stats.preemptorsAdmittedNext++
+			continue
+		}
+		if overtaken(k) {
+			r.stats.preemptorsOvertaken++
 			continue
 		}
 		r.stats.preemptorsNotNext++

@@ -41,7 +41,8 @@ type Info struct {
 	// Shape is what the workload requests; shared by identical workloads.
 	Shape *Shape
 	// Preempting is set once the workload has evicted others to make room:
-	// it then goes first, so that the freed quota goes to it.
+	// it then goes first among workloads of its priority, so that the freed
+	// quota goes to it.
 	Preempting bool
 	// Hint, for a preempting workload, is the assignment it evicted others
 	// for; it is tried first, so the workload takes the quota that was
@@ -56,19 +57,20 @@ type Hint struct {
 	Flavors []map[corev1.ResourceName]kueue.ResourceFlavorReference
 }
 
-// Compare orders two workloads of one queue: a workload waiting for its
-// victims first, then higher priority, then earlier queue-order time, then
-// UID. It returns a negative number when a
-// goes first.
+// Compare orders two workloads of one queue: higher priority first, then a
+// workload waiting for its victims, then earlier queue-order time, then UID.
+// Priority comes before preempting so that a low-priority preemptor never
+// holds up a higher-priority head. It returns a negative number when a goes
+// first.
 func Compare(a, b *Info) int {
+	if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
+		return c
+	}
 	if a.Preempting != b.Preempting {
 		if a.Preempting {
 			return -1
 		}
 		return 1
-	}
-	if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
-		return c
 	}
 	if c := cmp.Compare(a.QueueOrderTime, b.QueueOrderTime); c != 0 {
 		return c
