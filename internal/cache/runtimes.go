@@ -15,7 +15,8 @@ import (
 // it or waits for it (scheduling.Options.Patience). The cache estimates it
 // from the workload's maximum execution time, or from how long the last
 // workloads of the same LocalQueue and shape ran: the median of the last
-// runtimeSamples. A runtime is measured from the reservation to the
+// runtimeSamples, or, while the LocalQueue has none of the shape, of the
+// shape's last runtimes in any LocalQueue. A runtime is measured from the reservation to the
 // Finished condition, so it includes what the API server and the job's
 // controller add; under a loaded API server that has a long tail, and the
 // longest sample (an earlier choice) then read most short workloads as
@@ -92,7 +93,13 @@ func (c *Cache) noteRuntimeLocked(wl, held *kueue.Workload, a *state.Admitted) {
 	k := runtimeKey{lq: localQueueOf(held), shape: c.shapeKeyOf(held)}
 	_, known := c.runtimes.typical(k)
 	c.runtimes.add(k, ran)
-	if !known {
+	shapeWide := runtimeKey{shape: k.shape}
+	_, shapeKnown := c.runtimes.typical(shapeWide)
+	c.runtimes.add(shapeWide, ran)
+	switch {
+	case !shapeKnown:
+		c.estimateAllRunningLocked(k.shape)
+	case !known:
 		c.estimateRunningLocked(k)
 	}
 }
@@ -116,6 +123,25 @@ func (c *Cache) estimateRunningLocked(k runtimeKey) {
 	}
 }
 
+// estimateAllRunningLocked gives an expected end to the running workloads
+// of a shape, in any LocalQueue, admitted before any workload of that shape
+// had finished, once the first one has.
+func (c *Cache) estimateAllRunningLocked(shape string) {
+	c.state.EachAdmitted(func(a *state.Admitted) bool {
+		if a.ExpectedEnd != 0 {
+			return true
+		}
+		r := c.records[a.Key]
+		if r == nil || c.shapeKeyOf(r.obj) != shape {
+			return true
+		}
+		cp := *a
+		cp.ExpectedEnd = c.expectedEndLocked(r.obj, shape, a.ReservedAt)
+		_ = c.state.Replace(&cp)
+		return true
+	})
+}
+
 // expectedEndLocked estimates when a workload holding quota since
 // reservedAt ends by itself (0: unknown).
 func (c *Cache) expectedEndLocked(wl *kueue.Workload, shapeKey string, reservedAt int64) int64 {
@@ -130,7 +156,11 @@ func (c *Cache) expectedEndLocked(wl *kueue.Workload, shapeKey string, reservedA
 		}
 		end = reservedAt + (int64(*limit)-past)*int64(time.Second)
 	}
-	if d, ok := c.runtimes.typical(runtimeKey{lq: localQueueOf(wl), shape: shapeKey}); ok {
+	d, ok := c.runtimes.typical(runtimeKey{lq: localQueueOf(wl), shape: shapeKey})
+	if !ok {
+		d, ok = c.runtimes.typical(runtimeKey{shape: shapeKey})
+	}
+	if ok {
 		if e := reservedAt + int64(d); end == 0 || e < end {
 			end = e
 		}

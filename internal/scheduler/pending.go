@@ -27,7 +27,7 @@ import (
 const (
 	pendingGrace   = time.Second
 	messageRefresh = 5 * time.Minute
-	pendingRate    = 20 // writes per second
+	pendingRate    = 10 // writes per second
 	// maxPendingEntries bounds the memory of workloads deleted while
 	// pending; past it the record starts afresh.
 	maxPendingEntries = 200000
