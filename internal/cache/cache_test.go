@@ -116,41 +116,6 @@ func TestTerminatingClusterQueueKeepsItsPlaceInTheCohort(t *testing.T) {
 	}
 }
 
-// A LocalQueue whose workloads of a shape never finished yet borrows the
-// estimate of that shape from the other LocalQueues (at start-up every
-// victim is otherwise unknown and preempted at once); once it has runtimes
-// of its own, they are used.
-func TestExpectedEndFallsBackToTheShapeElsewhere(t *testing.T) {
-	c := newTestCache(t, "10")
-	c.SetLocalQueue(LocalQueueKey{Namespace: "ns", Name: "other"}, "cq", kueue.None)
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	at := func(wl *kueue.Workload, reserved time.Time, finished time.Duration) *kueue.Workload {
-		wl.Status.Conditions[0].LastTransitionTime = metav1.NewTime(reserved)
-		if finished > 0 {
-			wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished,
-				Status: metav1.ConditionTrue, Reason: "Succeeded", LastTransitionTime: metav1.NewTime(reserved.Add(finished))})
-		}
-		return wl
-	}
-	end := func(name string) int64 {
-		a, _ := c.Admitted(types.NamespacedName{Namespace: "ns", Name: name})
-		return a.ExpectedEnd
-	}
-	c.UpsertWorkload(at(admittedWL("mine", "lq", "1", "cq", "1"), t0, 0))
-	c.UpsertWorkload(at(admittedWL("theirs", "other", "2", "cq", "1"), t0.Add(time.Second), 0))
-	c.UpsertWorkload(at(admittedWL("mine", "lq", "3", "cq", "1"), t0, 3*time.Second))
-	if want := t0.Add(4 * time.Second).UnixNano(); end("theirs") != want {
-		t.Fatalf("expected end of a workload whose LocalQueue has no history %v, want %v (reserved + 3s, the shape's runtime in lq)",
-			time.Unix(0, end("theirs")), time.Unix(0, want))
-	}
-	c.UpsertWorkload(at(admittedWL("theirs", "other", "4", "cq", "1"), t0.Add(time.Second), time.Second))
-	c.UpsertWorkload(at(admittedWL("next", "other", "5", "cq", "1"), t0.Add(10*time.Second), 0))
-	if want := t0.Add(11 * time.Second).UnixNano(); end("next") != want {
-		t.Fatalf("expected end %v, want %v (reserved + 1s: its own LocalQueue's runtime comes first)",
-			time.Unix(0, end("next")), time.Unix(0, want))
-	}
-}
-
 // The cache estimates when a running workload ends from how long the last
 // ones of its LocalQueue and shape ran; running workloads admitted before
 // the first of them ended get the estimate too.

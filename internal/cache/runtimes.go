@@ -15,8 +15,7 @@ import (
 // it or waits for it (scheduling.Options.Patience). The cache estimates it
 // from the workload's maximum execution time, or from how long the last
 // workloads of the same LocalQueue and shape ran: the median of the last
-// runtimeSamples, or, while the LocalQueue has none of the shape, of the
-// shape's last runtimes in any LocalQueue. A runtime is measured from the reservation to the
+// runtimeSamples. A runtime is measured from the reservation to the
 // Finished condition, so it includes what the API server and the job's
 // controller add; under a loaded API server that has a long tail, and the
 // longest sample (an earlier choice) then read most short workloads as
@@ -93,13 +92,7 @@ func (c *Cache) noteRuntimeLocked(wl, held *kueue.Workload, a *state.Admitted) {
 	k := runtimeKey{lq: localQueueOf(held), shape: c.shapeKeyOf(held)}
 	_, known := c.runtimes.typical(k)
 	c.runtimes.add(k, ran)
-	shapeWide := runtimeKey{shape: k.shape}
-	_, shapeKnown := c.runtimes.typical(shapeWide)
-	c.runtimes.add(shapeWide, ran)
-	switch {
-	case !shapeKnown:
-		c.estimateAllRunningLocked(k.shape)
-	case !known:
+	if !known {
 		c.estimateRunningLocked(k)
 	}
 }
@@ -123,25 +116,6 @@ func (c *Cache) estimateRunningLocked(k runtimeKey) {
 	}
 }
 
-// estimateAllRunningLocked gives an expected end to the running workloads
-// of a shape, in any LocalQueue, admitted before any workload of that shape
-// had finished, once the first one has.
-func (c *Cache) estimateAllRunningLocked(shape string) {
-	c.state.EachAdmitted(func(a *state.Admitted) bool {
-		if a.ExpectedEnd != 0 {
-			return true
-		}
-		r := c.records[a.Key]
-		if r == nil || c.shapeKeyOf(r.obj) != shape {
-			return true
-		}
-		cp := *a
-		cp.ExpectedEnd = c.expectedEndLocked(r.obj, shape, a.ReservedAt)
-		_ = c.state.Replace(&cp)
-		return true
-	})
-}
-
 // expectedEndLocked estimates when a workload holding quota since
 // reservedAt ends by itself (0: unknown).
 func (c *Cache) expectedEndLocked(wl *kueue.Workload, shapeKey string, reservedAt int64) int64 {
@@ -156,11 +130,7 @@ func (c *Cache) expectedEndLocked(wl *kueue.Workload, shapeKey string, reservedA
 		}
 		end = reservedAt + (int64(*limit)-past)*int64(time.Second)
 	}
-	d, ok := c.runtimes.typical(runtimeKey{lq: localQueueOf(wl), shape: shapeKey})
-	if !ok {
-		d, ok = c.runtimes.typical(runtimeKey{shape: shapeKey})
-	}
-	if ok {
+	if d, ok := c.runtimes.typical(runtimeKey{lq: localQueueOf(wl), shape: shapeKey}); ok {
 		if e := reservedAt + int64(d); end == 0 || e < end {
 			end = e
 		}
