@@ -53,9 +53,8 @@ func (s *Scheduler) writePending(ctx context.Context, d *scheduling.Decision, no
 // deferred and coalesced (see pendingWrites): most workloads are admitted
 // before it is due and never get one.
 func (s *Scheduler) writeWaiting(ctx context.Context, w *workload.Info, reason string, explain func() string, warn bool, now time.Time) {
-	requests := func() []kueue.PodSetRequest { return ResourceRequests(w.Shape) }
 	s.pending.note(w.Key, reason, now, func() pendingNote {
-		return pendingNote{reason: reason, message: explain(), warn: warn, requests: requests()}
+		return pendingNote{reason: reason, message: explain(), warn: warn, shape: w.Shape}
 	})
 }
 
@@ -85,7 +84,7 @@ func (s *Scheduler) sendPending(ctx context.Context, key types.NamespacedName, n
 	// older view already reads like the note).
 	seen := wl.ResourceVersion
 	wl.ResourceVersion = s.Cache.Rebase(key, seen)
-	st, changed := apply.Pending(&wl, n.reason, n.message, n.requests, metav1.NewTime(now))
+	st, changed := apply.Pending(&wl, n.reason, n.message, ResourceRequests(n.shape), metav1.NewTime(now))
 	if !changed && wl.ResourceVersion == seen {
 		return
 	}
