@@ -116,6 +116,61 @@ func TestTerminatingClusterQueueKeepsItsPlaceInTheCohort(t *testing.T) {
 	}
 }
 
+// A LocalQueue whose workloads of a shape never finished yet borrows the
+// estimate of that shape from the other LocalQueues of its cohort tree
+// (at start-up every victim is otherwise unknown and preempted at once),
+// marked borrowed; never from another tree (another tenant's jobs of the
+// same size say nothing); and once it has runtimes of its own, they are
+// used.
+func TestExpectedEndBorrowedWithinTheCohortTree(t *testing.T) {
+	c := New(lifecycle.Options{})
+	c.SetFlavor(&state.Flavor{Name: "f"})
+	c.SetNamespace("ns", nil)
+	c.SetClusterQueue(clusterQueue(t, "cq-a", "team", "10"))
+	c.SetClusterQueue(clusterQueue(t, "cq-b", "team", "10"))
+	c.SetClusterQueue(clusterQueue(t, "cq-other", "", "10"))
+	for lq, cq := range map[string]kueue.ClusterQueueReference{"a": "cq-a", "b": "cq-b", "other": "cq-other"} {
+		c.SetLocalQueue(LocalQueueKey{Namespace: "ns", Name: kueue.LocalQueueName(lq)}, cq, kueue.None)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	put := func(name, lq, rv, cq string, reserved time.Time, ran time.Duration) {
+		wl := admittedWL(name, lq, rv, cq, "1")
+		wl.Status.Conditions[0].LastTransitionTime = metav1.NewTime(reserved)
+		if ran > 0 {
+			wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished,
+				Status: metav1.ConditionTrue, Reason: "Succeeded", LastTransitionTime: metav1.NewTime(reserved.Add(ran))})
+		}
+		c.UpsertWorkload(wl)
+	}
+	get := func(name string) *state.Admitted {
+		a, ok := c.Admitted(types.NamespacedName{Namespace: "ns", Name: name})
+		if !ok {
+			t.Fatalf("%s holds no quota", name)
+		}
+		return a
+	}
+	put("mine", "a", "1", "cq-a", t0, 0)
+	put("theirs", "b", "2", "cq-b", t0.Add(time.Second), 0)
+	put("stranger", "other", "3", "cq-other", t0.Add(time.Second), 0)
+	put("mine", "a", "4", "cq-a", t0, 3*time.Second)
+	if a := get("theirs"); a.ExpectedEnd != t0.Add(4*time.Second).UnixNano() || !a.EstimateBorrowed {
+		t.Fatalf("b's workload: expected end %v borrowed %v, want %v (reserved + 3 s, a's runtime in the same cohort) borrowed",
+			time.Unix(0, a.ExpectedEnd), a.EstimateBorrowed, t0.Add(4*time.Second))
+	}
+	if a := get("stranger"); a.ExpectedEnd != 0 {
+		t.Fatalf("a workload of another cohort tree got expected end %v, want unknown", time.Unix(0, a.ExpectedEnd))
+	}
+	put("next", "b", "5", "cq-b", t0.Add(10*time.Second), 0)
+	if a := get("next"); a.ExpectedEnd != t0.Add(13*time.Second).UnixNano() || !a.EstimateBorrowed {
+		t.Fatalf("b's next workload: expected end %v borrowed %v, want reserved + 3 s, borrowed", time.Unix(0, a.ExpectedEnd), a.EstimateBorrowed)
+	}
+	put("theirs", "b", "6", "cq-b", t0.Add(time.Second), time.Second)
+	if a := get("next"); a.ExpectedEnd != t0.Add(11*time.Second).UnixNano() || a.EstimateBorrowed {
+		t.Fatalf("once b has a runtime of its own: expected end %v borrowed %v, want reserved + 1 s, not borrowed",
+			time.Unix(0, a.ExpectedEnd), a.EstimateBorrowed)
+	}
+}
+
 // The cache estimates when a running workload ends from how long the last
 // ones of its LocalQueue and shape ran; running workloads admitted before
 // the first of them ended get the estimate too.

@@ -82,9 +82,9 @@ func (c *Cache) placeLocked(wl *kueue.Workload) *state.Admitted {
 	case lifecycle.Holding:
 		a := lifecycle.Admitted(wl, &v, &c.opts)
 		if prev, ok := c.state.Admitted(key); ok && prev.UID == a.UID && prev.ExpectedEnd != 0 {
-			a.ExpectedEnd = prev.ExpectedEnd
+			a.ExpectedEnd, a.EstimateBorrowed = prev.ExpectedEnd, prev.EstimateBorrowed
 		} else {
-			a.ExpectedEnd = c.expectedEndLocked(wl, c.shapeKeyOf(wl), a.ReservedAt)
+			c.estimateLocked(wl, c.shapeKeyOf(wl), a)
 		}
 		changed = c.holdLocked(a)
 	case lifecycle.Queued:

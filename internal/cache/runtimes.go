@@ -15,11 +15,15 @@ import (
 // it or waits for it (scheduling.Options.Patience). The cache estimates it
 // from the workload's maximum execution time, or from how long the last
 // workloads of the same LocalQueue and shape ran: the median of the last
-// runtimeSamples. A runtime is measured from the reservation to the
-// Finished condition, so it includes what the API server and the job's
-// controller add; under a loaded API server that has a long tail, and the
-// longest sample (an earlier choice) then read most short workloads as
-// long-running and preempted them. A workload that runs past its estimate
+// runtimeSamples; while the LocalQueue has none of the shape, the median
+// of the shape in the other LocalQueues of its cohort tree, marked
+// borrowed (scheduling does not stretch a borrowed estimate when workloads
+// are late together). Never across cohort trees: another tenant's jobs of
+// the same size say nothing about these. A runtime is measured from the
+// reservation to the Finished condition, so it includes what the API
+// server and the job's controller add; under a loaded API server that has
+// a long tail, and the longest sample (an earlier choice) then read most
+// short workloads as long-running and preempted them. A workload that runs past its estimate
 // is still waited for only a patience longer (scheduling's endingSoon).
 
 // runtimeSamples is how many runtimes are kept per LocalQueue and shape.
@@ -29,8 +33,11 @@ const runtimeSamples = 16
 // afresh.
 const maxRuntimeKeys = 50000
 
+// runtimeKey keys the history: a LocalQueue and a shape, or, for the
+// fallback, a cohort tree (root) and a shape.
 type runtimeKey struct {
 	lq    LocalQueueKey
+	root  string
 	shape string
 }
 
@@ -92,18 +99,58 @@ func (c *Cache) noteRuntimeLocked(wl, held *kueue.Workload, a *state.Admitted) {
 	k := runtimeKey{lq: localQueueOf(held), shape: c.shapeKeyOf(held)}
 	_, known := c.runtimes.typical(k)
 	c.runtimes.add(k, ran)
+	if root := c.rootKeyLocked(a.ClusterQueue); root != "" {
+		tree := runtimeKey{root: root, shape: k.shape}
+		_, treeKnown := c.runtimes.typical(tree)
+		c.runtimes.add(tree, ran)
+		if !treeKnown {
+			c.estimateTreeLocked(root, k.shape)
+		}
+	}
 	if !known {
 		c.estimateRunningLocked(k)
 	}
 }
 
-// estimateRunningLocked gives an expected end to the running workloads of
-// a LocalQueue and shape admitted before any of them had finished, once the
+// rootKeyLocked names the cohort tree a ClusterQueue belongs to (the
+// ClusterQueue itself when it has no Cohort); "" when it is unknown.
+func (c *Cache) rootKeyLocked(cq kueue.ClusterQueueReference) string {
+	node := c.state.Tree().ClusterQueue(cq)
+	if node == nil {
+		return ""
+	}
+	root := node.Root()
+	if root == node {
+		return "clusterqueue/" + root.Name()
+	}
+	return "cohort/" + root.Name()
+}
+
+// estimateTreeLocked gives an expected end to the running workloads of a
+// shape in a cohort tree that have none, once the first workload of that
+// shape in the tree has finished.
+func (c *Cache) estimateTreeLocked(root, shape string) {
+	c.state.EachAdmitted(func(a *state.Admitted) bool {
+		if a.ExpectedEnd != 0 || c.rootKeyLocked(a.ClusterQueue) != root {
+			return true
+		}
+		if r := c.records[a.Key]; r != nil && c.shapeKeyOf(r.obj) == shape {
+			cp := *a
+			c.estimateLocked(r.obj, shape, &cp)
+			_ = c.state.Replace(&cp)
+		}
+		return true
+	})
+}
+
+// estimateRunningLocked gives an expected end of their own to the running
+// workloads of a LocalQueue and shape admitted before any of them had
+// finished (with none, or one borrowed from their cohort tree), once the
 // first one has.
 func (c *Cache) estimateRunningLocked(k runtimeKey) {
 	for key := range c.byLocal[k.lq] {
 		a, ok := c.state.Admitted(key)
-		if !ok || a.ExpectedEnd != 0 {
+		if !ok || (a.ExpectedEnd != 0 && !a.EstimateBorrowed) {
 			continue
 		}
 		r := c.records[key]
@@ -111,16 +158,21 @@ func (c *Cache) estimateRunningLocked(k runtimeKey) {
 			continue
 		}
 		cp := *a
-		cp.ExpectedEnd = c.expectedEndLocked(r.obj, k.shape, a.ReservedAt)
+		c.estimateLocked(r.obj, k.shape, &cp)
 		_ = c.state.Replace(&cp)
 	}
 }
 
-// expectedEndLocked estimates when a workload holding quota since
-// reservedAt ends by itself (0: unknown).
-func (c *Cache) expectedEndLocked(wl *kueue.Workload, shapeKey string, reservedAt int64) int64 {
+// estimateLocked sets a's ExpectedEnd (0: unknown) and EstimateBorrowed:
+// the end its maximum execution time sets, or the one the median runtime
+// of its LocalQueue and shape gives if earlier; while its LocalQueue has
+// no runtime of the shape, the median of the shape in its cohort tree
+// (borrowed: other teams' workloads of that shape).
+func (c *Cache) estimateLocked(wl *kueue.Workload, shapeKey string, a *state.Admitted) {
+	a.ExpectedEnd, a.EstimateBorrowed = 0, false
+	reservedAt := a.ReservedAt
 	if reservedAt == 0 {
-		return 0
+		return
 	}
 	var end int64
 	if limit := wl.Spec.MaximumExecutionTimeSeconds; limit != nil {
@@ -130,10 +182,20 @@ func (c *Cache) expectedEndLocked(wl *kueue.Workload, shapeKey string, reservedA
 		}
 		end = reservedAt + (int64(*limit)-past)*int64(time.Second)
 	}
-	if d, ok := c.runtimes.typical(runtimeKey{lq: localQueueOf(wl), shape: shapeKey}); ok {
-		if e := reservedAt + int64(d); end == 0 || e < end {
-			end = e
+	d, ok := c.runtimes.typical(runtimeKey{lq: localQueueOf(wl), shape: shapeKey})
+	borrowed := false
+	if !ok {
+		if root := c.rootKeyLocked(a.ClusterQueue); root != "" {
+			d, ok = c.runtimes.typical(runtimeKey{root: root, shape: shapeKey})
+			borrowed = ok
 		}
 	}
-	return end
+	if ok {
+		if e := reservedAt + int64(d); end == 0 || e < end {
+			end = e
+		} else {
+			borrowed = false
+		}
+	}
+	a.ExpectedEnd, a.EstimateBorrowed = end, borrowed && end != 0
 }

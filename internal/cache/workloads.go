@@ -139,7 +139,7 @@ func (c *Cache) Assume(a *state.Admitted, resourceVersion string) error {
 				shape = c.shapeKeyOf(r.obj)
 			}
 			cp := *a
-			cp.ExpectedEnd = c.expectedEndLocked(r.obj, shape, a.ReservedAt)
+			c.estimateLocked(r.obj, shape, &cp)
 			a = &cp
 		}
 	}

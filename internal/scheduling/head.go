@@ -193,7 +193,9 @@ func (c *cycle) preemptForHead(cur *cursor) {
 // preemptor waits at most twice the patience. When most running workloads
 // are late together (lateTogether), a late target is waited for up to
 // lateCap past its estimate: what is late is then the reporting of ends
-// (an API server that stalled, jobs' status writes held up), not this job.
+// (an API server that stalled, jobs' status writes held up), not this job,
+// unless its estimate was borrowed from other LocalQueues of its cohort
+// tree (it may be another kind of job of the same size).
 func (c *cycle) endingSoon(targets []preemption.Target) (time.Duration, bool) {
 	patience := c.opts.Patience
 	if patience <= 0 || len(targets) == 0 {
@@ -206,7 +208,7 @@ func (c *cycle) endingSoon(targets []preemption.Target) (time.Duration, bool) {
 		if end == 0 {
 			return 0, false
 		}
-		if late := time.Duration(now - end); late > patience && (late > lateCap*patience || !c.lateTogether()) {
+		if late := time.Duration(now - end); late > patience && (t.Workload.EstimateBorrowed || late > lateCap*patience || !c.lateTogether()) {
 			return 0, false
 		}
 		left := max(0, time.Duration(end-now))

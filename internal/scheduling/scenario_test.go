@@ -66,6 +66,9 @@ type scenarioAdmitted struct {
 	// ExpectedEnd is when the workload is expected to end, in seconds (0:
 	// unknown).
 	ExpectedEnd int64 `json:"expectedEnd"`
+	// EstimateBorrowed marks an expected end borrowed from other
+	// LocalQueues of the cohort tree.
+	EstimateBorrowed bool `json:"estimateBorrowed"`
 }
 
 type scenarioWorkload struct {
@@ -151,7 +154,7 @@ func (sc *scenario) build(t *testing.T) (*state.Snapshot, []workload.Queue, Opti
 		}
 		if err := st.Assume(&state.Admitted{Key: key(a.Namespace, a.Name), UID: types.UID(a.Name), ClusterQueue: kueue.ClusterQueueReference(a.ClusterQueue),
 			Priority: a.Priority, Usage: usage, QueueOrderTime: a.Time * int64(time.Second), ReservedAt: a.ReservedAt * int64(time.Second),
-			Evicting: a.Evicting, ExpectedEnd: a.ExpectedEnd * int64(time.Second)}); err != nil {
+			Evicting: a.Evicting, ExpectedEnd: a.ExpectedEnd * int64(time.Second), EstimateBorrowed: a.EstimateBorrowed}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -40,6 +40,10 @@ type Admitted struct {
 	// end by itself: from its maximum execution time, or from how long
 	// earlier workloads of its LocalQueue and shape ran. 0 when unknown.
 	ExpectedEnd int64
+	// EstimateBorrowed marks an ExpectedEnd taken from workloads of the
+	// same shape in other LocalQueues of the cohort tree, while its own
+	// LocalQueue has none: a weaker guess, never stretched when late.
+	EstimateBorrowed bool
 }
 
 // SmallestUsage returns MinUsage, or Usage when the workload cannot shrink.
