@@ -99,9 +99,8 @@ func setUp(ctx context.Context, toolsBin, tmp string) (*harness, error) {
 	if out, err := apply.CombinedOutput(); err != nil {
 		return h, fmt.Errorf("installing the CRDs: %v\n%s", err, out)
 	}
-	established := exec.CommandContext(ctx, tools.Kubectl, "--kubeconfig", res.Kubeconfig, "wait", "--for", "condition=Established",
-		"--timeout", "60s", "crd", "--all")
-	if out, err := established.CombinedOutput(); err != nil {
+	if out, err := kubectlTries(ctx, tools.Kubectl, res.Kubeconfig, "wait", "--for", "condition=Established",
+		"--timeout", "60s", "crd", "--all"); err != nil {
 		return h, fmt.Errorf("waiting for the CRDs: %v\n%s", err, out)
 	}
 	if err := h.startJobSet(ctx, toolsBin, root, tools.Kubectl, res.Kubeconfig); err != nil {

@@ -56,8 +56,7 @@ func (h *harness) startJobSet(ctx context.Context, toolsBin, root, kubectl, kube
 		{"apply", "--server-side", "-f", crds},
 		{"wait", "--for", "condition=Established", "--timeout", "60s", "crd/jobsets.jobset.x-k8s.io"},
 	} {
-		cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
+		if out, err := kubectlTries(ctx, kubectl, kubeconfig, args...); err != nil {
 			return fmt.Errorf("installing the JobSet CRD (kubectl %s): %v\n%s", args[0], err, out)
 		}
 	}
@@ -170,4 +169,23 @@ func (c *jobSetController) framework() string {
 		return ""
 	}
 	return fmt.Sprintf(", %q", jobset.FrameworkName)
+}
+
+// kubectlTries runs kubectl, again up to three times a second apart when
+// it fails: `kubectl wait` on a CRD the API server has not yet given a
+// status fails at once (".status.conditions accessor error") instead of
+// waiting.
+func kubectlTries(ctx context.Context, kubectl, kubeconfig string, args ...string) ([]byte, error) {
+	var out []byte
+	var err error
+	for try := 0; try < 4; try++ {
+		if try > 0 {
+			time.Sleep(time.Second)
+		}
+		cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+		if out, err = cmd.CombinedOutput(); err == nil || ctx.Err() != nil {
+			return out, err
+		}
+	}
+	return out, err
 }
