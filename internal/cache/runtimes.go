@@ -37,8 +37,15 @@ const maxRuntimeKeys = 50000
 // fallback, a cohort tree (root) and a shape.
 type runtimeKey struct {
 	lq    LocalQueueKey
-	root  string
+	root  treeKey
 	shape string
+}
+
+// treeKey names a cohort tree by its root: a Cohort, or a ClusterQueue
+// without one. The zero value names none.
+type treeKey struct {
+	cohort bool
+	name   string
 }
 
 // runtimeHistory holds recent runtimes in a ring per key.
@@ -99,7 +106,7 @@ func (c *Cache) noteRuntimeLocked(wl, held *kueue.Workload, a *state.Admitted) {
 	k := runtimeKey{lq: localQueueOf(held), shape: c.shapeKeyOf(held)}
 	_, known := c.runtimes.typical(k)
 	c.runtimes.add(k, ran)
-	if root := c.rootKeyLocked(a.ClusterQueue); root != "" {
+	if root := c.rootKeyLocked(a.ClusterQueue); root.name != "" {
 		tree := runtimeKey{root: root, shape: k.shape}
 		_, treeKnown := c.runtimes.typical(tree)
 		c.runtimes.add(tree, ran)
@@ -113,23 +120,21 @@ func (c *Cache) noteRuntimeLocked(wl, held *kueue.Workload, a *state.Admitted) {
 }
 
 // rootKeyLocked names the cohort tree a ClusterQueue belongs to (the
-// ClusterQueue itself when it has no Cohort); "" when it is unknown.
-func (c *Cache) rootKeyLocked(cq kueue.ClusterQueueReference) string {
+// ClusterQueue itself when it has no Cohort); the zero key when it is
+// unknown. It allocates nothing: admissions look it up.
+func (c *Cache) rootKeyLocked(cq kueue.ClusterQueueReference) treeKey {
 	node := c.state.Tree().ClusterQueue(cq)
 	if node == nil {
-		return ""
+		return treeKey{}
 	}
 	root := node.Root()
-	if root == node {
-		return "clusterqueue/" + root.Name()
-	}
-	return "cohort/" + root.Name()
+	return treeKey{cohort: root != node, name: root.Name()}
 }
 
 // estimateTreeLocked gives an expected end to the running workloads of a
 // shape in a cohort tree that have none, once the first workload of that
 // shape in the tree has finished.
-func (c *Cache) estimateTreeLocked(root, shape string) {
+func (c *Cache) estimateTreeLocked(root treeKey, shape string) {
 	c.state.EachAdmitted(func(a *state.Admitted) bool {
 		if a.ExpectedEnd != 0 || c.rootKeyLocked(a.ClusterQueue) != root {
 			return true
@@ -185,7 +190,7 @@ func (c *Cache) estimateLocked(wl *kueue.Workload, shapeKey string, a *state.Adm
 	d, ok := c.runtimes.typical(runtimeKey{lq: localQueueOf(wl), shape: shapeKey})
 	borrowed := false
 	if !ok {
-		if root := c.rootKeyLocked(a.ClusterQueue); root != "" {
+		if root := c.rootKeyLocked(a.ClusterQueue); root.name != "" {
 			d, ok = c.runtimes.typical(runtimeKey{root: root, shape: shapeKey})
 			borrowed = ok
 		}
