@@ -65,6 +65,9 @@ type Cache struct {
 	// reconcile again (revisits.go).
 	revisits revisitSet
 	wake     chan struct{}
+	// opened is set when quota is freed or a workload newly queued, and
+	// cleared by TakeOpened.
+	opened bool
 	// changed is closed and replaced whenever status-relevant data change,
 	// so status writers can wait for it.
 	changed chan struct{}
@@ -125,6 +128,17 @@ func (c *Cache) Poke() {
 }
 
 // notify wakes the scheduler and status writers. Callers hold the lock.
+// TakeOpened reports whether, since the last call, quota was freed or a
+// workload came into a queue: then a scheduling cycle may well make
+// progress, and is not held back by the loop's idle pacing.
+func (c *Cache) TakeOpened() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o := c.opened
+	c.opened = false
+	return o
+}
+
 func (c *Cache) notify() {
 	select {
 	case c.wake <- struct{}{}:

@@ -36,6 +36,9 @@ func (c *Cache) queueLocked(info *workload.Info) bool {
 		return false
 	}
 	released := c.releaseLocked(info.Key) != nil
+	if _, queued := c.queues.Get(info.Key); !queued {
+		c.opened = true
+	}
 	return c.queues.AddOrUpdate(info) || released
 }
 
@@ -97,6 +100,7 @@ func (c *Cache) releaseLocked(key types.NamespacedName) *state.Admitted {
 	}
 	c.forgetLocked(key)
 	c.unparkTreeLocked(a.ClusterQueue)
+	c.opened = true
 	return a
 }
 

@@ -130,10 +130,10 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	return s.loop(ctx)
 }
 
-// loop runs a cycle per wake-up. A cycle that makes no progress (admits
-// and evicts nothing) delays the next one a little more, up to
-// maxIdleDelay, so that a stream of events that change nothing cannot
-// spin the loop; any progress resets the delay.
+// loop runs a cycle per wake-up, paced by scheduling.IdleDelay: a cycle
+// that makes no progress (admits and evicts nothing) delays the next one a
+// little more, unless quota was freed or a workload queued since; any
+// progress resets the delay.
 func (s *Scheduler) loop(ctx context.Context) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -145,7 +145,7 @@ func (s *Scheduler) loop(ctx context.Context) error {
 		case <-s.Cache.Wake():
 		case <-timer.C:
 		}
-		if d := idleDelay(idle); d > 0 {
+		if d := scheduling.IdleDelay(idle, s.Cache.TakeOpened()); d > 0 {
 			select {
 			case <-ctx.Done():
 				return nil
@@ -159,18 +159,6 @@ func (s *Scheduler) loop(ctx context.Context) error {
 		}
 		timer.Reset(s.nextWake())
 	}
-}
-
-// maxIdleDelay bounds the pause after cycles without progress.
-const maxIdleDelay = 100 * time.Millisecond
-
-// idleDelay is the pause before a cycle that follows n cycles without
-// progress: none for the first two, then 5 ms doubling up to maxIdleDelay.
-func idleDelay(n int) time.Duration {
-	if n < 3 {
-		return 0
-	}
-	return min(maxIdleDelay, 5*time.Millisecond<<min(n-3, 10))
 }
 
 // nextWake is when a backoff ends, or a minute from now: cycles are

@@ -13,12 +13,21 @@ import (
 // woke the scheduler again (bounded).
 func (e *engine) runCycles() {
 	e.cycle = false
-	for range maxCyclesPerInstant {
-		if !e.runCycle() || !e.woken() {
+	for i := range maxCyclesPerInstant {
+		if i > 0 {
+			e.c.TakeOpened() // the manager's loop takes it before every cycle
+		}
+		progress := e.runCycle()
+		if progress {
+			e.idle = 0
+		} else {
+			e.idle++
+		}
+		if !progress || !e.woken() {
 			break
 		}
 	}
-	e.busy = e.now + e.sample(e.opts.Latency.Cycle)
+	e.busy = e.now + e.sample(e.opts.Latency.at(e.now).Cycle)
 	e.drainWake()
 	if next := e.c.NextRequeueAt(e.clock(e.now).UnixNano()); next > 0 {
 		t := time.Duration(next - epoch.UnixNano())
@@ -77,7 +86,7 @@ func (e *engine) admit(d *scheduling.Decision, snap *state.Snapshot) bool {
 	r.pendingAdmission, r.pendingChecks = adm, checks
 	r.admissions = append(r.admissions, admission{ClusterQueue: string(w.ClusterQueue), Decided: e.now})
 	e.usage.add(r.cq, r.usage)
-	e.schedule(&event{at: e.now + e.sample(e.opts.Latency.Admit), kind: evAdmitted, key: w.Key, run: r.run, decided: e.now})
+	e.schedule(&event{at: e.now + e.sample(e.opts.Latency.at(e.now).Admit), kind: evAdmitted, key: w.Key, run: r.run, decided: e.now})
 	e.logEvent("admit", w.Key, map[string]any{"clusterQueue": string(w.ClusterQueue)})
 	return true
 }
@@ -99,7 +108,7 @@ func (e *engine) preempt(d *scheduling.Decision) bool {
 		e.c.MarkEvicting(r.key)
 		r.phase = evicting
 		evicted = true
-		e.schedule(&event{at: e.now + e.sample(e.opts.Latency.Evict), kind: evEvicted, key: r.key, run: r.run,
+		e.schedule(&event{at: e.now + e.sample(e.opts.Latency.at(e.now).Evict), kind: evEvicted, key: r.key, run: r.run,
 			reason: v.Reason, decided: e.now})
 	}
 	preempting := *d.Workload

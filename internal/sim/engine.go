@@ -54,6 +54,7 @@ type engine struct {
 	usage  *usageMeter
 	busy   time.Duration // the scheduler is busy until then
 	cycle  bool          // a cycle is scheduled
+	idle   int           // cycles in a row without progress (the loop's pacing)
 	wakeAt time.Duration // the earliest backoff wake scheduled (0: none)
 	cycles int
 	log    *json.Encoder
@@ -80,7 +81,7 @@ func Run(setup *Setup, trace []Workload, opts Options) (*Result, error) {
 		r := &record{w: w, key: types.NamespacedName{Namespace: w.Namespace, Name: w.Name}}
 		e.recs[r.key] = r
 		e.order = append(e.order, r)
-		e.schedule(&event{at: w.Arrive, kind: evArrive, key: r.key})
+		e.schedule(&event{at: w.Arrive + w.SeenAfter, kind: evArrive, key: r.key})
 	}
 	start := time.Now()
 	e.loop()
@@ -218,7 +219,10 @@ func (e *engine) scheduleCycle() {
 		return
 	}
 	e.cycle = true
-	e.schedule(&event{at: max(e.now, e.busy), kind: evCycle})
+	// Paced as the manager's loop: after cycles without progress, a
+	// little later unless quota was freed or a workload queued.
+	delay := scheduling.IdleDelay(e.idle, e.c.TakeOpened())
+	e.schedule(&event{at: max(e.now, e.busy) + delay, kind: evCycle})
 }
 
 // sample draws a latency.

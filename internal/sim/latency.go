@@ -10,8 +10,11 @@ import (
 
 // Dist is a distribution of durations.
 type Dist struct {
-	kind     string // "", "fixed", "uniform", "exp"
-	a, b     time.Duration
+	kind string // "", "fixed", "uniform", "exp", "quantiles"
+	a, b time.Duration
+	// points are a "quantiles" distribution's values at equally spaced
+	// probabilities, from the minimum to the maximum.
+	points   []time.Duration
 	original string
 }
 
@@ -29,6 +32,15 @@ func (d Dist) Sample(r *rand.Rand) time.Duration {
 		// Mean a, cut at 20 times the mean.
 		x := -math.Log(1-r.Float64()) * float64(d.a)
 		return time.Duration(min(x, 20*float64(d.a)))
+	case "quantiles":
+		// The inverse of a piecewise linear distribution function.
+		if len(d.points) == 1 {
+			return d.points[0]
+		}
+		u := r.Float64() * float64(len(d.points)-1)
+		i := int(u)
+		lo, hi := d.points[i], d.points[min(i+1, len(d.points)-1)]
+		return lo + time.Duration((u-float64(i))*float64(hi-lo))
 	}
 	return 0
 }
@@ -40,6 +52,15 @@ func (d Dist) Mean() time.Duration {
 		return d.a
 	case "uniform":
 		return (d.a + d.b) / 2
+	case "quantiles":
+		if len(d.points) == 1 {
+			return d.points[0]
+		}
+		var sum time.Duration
+		for i := 1; i < len(d.points); i++ {
+			sum += (d.points[i-1] + d.points[i]) / 2
+		}
+		return sum / time.Duration(len(d.points)-1)
 	}
 	return 0
 }
@@ -51,8 +72,10 @@ func (d Dist) String() string {
 	return d.original
 }
 
-// ParseDist reads "0", "50ms" or "fixed:50ms", "uniform:10ms-200ms" and
-// "exp:100ms" (exponential with that mean).
+// ParseDist reads "0", "50ms" or "fixed:50ms", "uniform:10ms-200ms",
+// "exp:100ms" (exponential with that mean) and "quantiles:1ms/4ms/30ms"
+// (values at equally spaced probabilities from the minimum to the
+// maximum, ascending; what `kuota-bench` fits from a live run).
 func ParseDist(s string) (Dist, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "0" {
@@ -85,8 +108,10 @@ func ParseDist(s string) (Dist, error) {
 		if err == nil && out.b < out.a {
 			err = fmt.Errorf("uniform %q: max below min", rest)
 		}
+	case "quantiles":
+		out.points, err = parsePoints(rest, parse)
 	default:
-		return Dist{}, fmt.Errorf("unknown distribution %q (want fixed, uniform or exp)", kind)
+		return Dist{}, fmt.Errorf("unknown distribution %q (want fixed, uniform, exp or quantiles)", kind)
 	}
 	if err != nil {
 		return Dist{}, fmt.Errorf("latency %q: %w", s, err)
@@ -94,9 +119,31 @@ func ParseDist(s string) (Dist, error) {
 	return out, nil
 }
 
-// Latency models what the API server and the jobs add to the core's
-// decisions. Zero everywhere is the policy's own limit.
-type Latency struct {
+// maxPoints bounds a quantiles distribution.
+const maxPoints = 1001
+
+// parsePoints reads ascending durations separated by slashes.
+func parsePoints(s string, parse func(string) (time.Duration, error)) ([]time.Duration, error) {
+	parts := strings.Split(s, "/")
+	if len(parts) > maxPoints {
+		return nil, fmt.Errorf("quantiles: %d values, at most %d", len(parts), maxPoints)
+	}
+	points := make([]time.Duration, 0, len(parts))
+	for _, p := range parts {
+		d, err := parse(p)
+		if err != nil {
+			return nil, err
+		}
+		if n := len(points); n > 0 && d < points[n-1] {
+			return nil, fmt.Errorf("quantiles: %s after %s, want ascending values", d, points[n-1])
+		}
+		points = append(points, d)
+	}
+	return points, nil
+}
+
+// Dists are the latencies of each step.
+type Dists struct {
 	// Admit is how long an admission write takes to land.
 	Admit Dist
 	// Evict is how long an eviction write takes to land.
@@ -108,10 +155,38 @@ type Latency struct {
 	Finish Dist
 	// Cycle is how long one scheduling cycle takes.
 	Cycle Dist
+}
+
+// Latency models what the API server and the jobs add to the core's
+// decisions. Zero everywhere is the policy's own limit.
+type Latency struct {
+	Dists
 	// Stalls are spans in which the API server delivers nothing: a write
 	// (admission, eviction, a job's finish) that would land during one
 	// lands at its end, and a job does not start before then.
 	Stalls []Stall
+	// Phases, in ascending order of start, each replace the distributions
+	// from their start on: a live API server is slower at some times than
+	// at others (a model fitted from a run has one phase per stretch).
+	Phases []Phase
+}
+
+// Phase is the latencies from a virtual time on.
+type Phase struct {
+	From time.Duration
+	Dists
+}
+
+// at returns the distributions in effect at virtual time t.
+func (l *Latency) at(t time.Duration) *Dists {
+	d := &l.Dists
+	for i := range l.Phases {
+		if l.Phases[i].From > t {
+			break
+		}
+		d = &l.Phases[i].Dists
+	}
+	return d
 }
 
 // Stall is a span of virtual time in which nothing lands.
@@ -148,51 +223,109 @@ func parseStall(v string) (Stall, error) {
 
 // ParseLatency reads comma-separated name=dist pairs, names among admit,
 // evict, observe, finish and cycle, and stall=START+DURATION pairs (each
-// adds a stall); "" is zero latency.
+// adds a stall); "" is zero latency. Phases follow, separated by
+// semicolons, each starting with from=DURATION, in ascending order:
+// "admit=20ms;from=9s,admit=300ms".
 func ParseLatency(s string) (Latency, error) {
 	var l Latency
-	if strings.TrimSpace(s) == "" {
-		return l, nil
-	}
-	for _, part := range strings.Split(s, ",") {
-		name, value, ok := strings.Cut(part, "=")
-		if !ok {
-			return l, fmt.Errorf("latency %q: want name=distribution", part)
-		}
-		if strings.TrimSpace(name) == "stall" {
-			st, err := parseStall(value)
-			if err != nil {
+	for i, seg := range strings.Split(s, ";") {
+		if i == 0 {
+			if err := l.parseSegment(seg, &l.Dists, nil); err != nil {
 				return l, err
 			}
-			l.Stalls = append(l.Stalls, st)
 			continue
 		}
-		d, err := ParseDist(value)
-		if err != nil {
+		var ph Phase
+		if err := l.parseSegment(seg, &ph.Dists, &ph.From); err != nil {
 			return l, err
 		}
-		switch strings.TrimSpace(name) {
-		case "admit":
-			l.Admit = d
-		case "evict":
-			l.Evict = d
-		case "observe":
-			l.Observe = d
-		case "finish":
-			l.Finish = d
-		case "cycle":
-			l.Cycle = d
-		default:
-			return l, fmt.Errorf("latency %q: unknown name %q (want admit, evict, observe, finish, cycle or stall)", part, name)
+		if n := len(l.Phases); n > 0 && ph.From <= l.Phases[n-1].From {
+			return l, fmt.Errorf("latency phase from=%s: phases must start in ascending order (after from=%s)", ph.From, l.Phases[n-1].From)
 		}
+		l.Phases = append(l.Phases, ph)
 	}
 	return l, nil
 }
 
+// parseSegment reads one segment's pairs into d; from, when not nil, must
+// be set by the segment's first pair.
+func (l *Latency) parseSegment(seg string, d *Dists, from *time.Duration) error {
+	if strings.TrimSpace(seg) == "" {
+		if from != nil {
+			return fmt.Errorf("latency: an empty phase (want from=DURATION first)")
+		}
+		return nil
+	}
+	for k, part := range strings.Split(seg, ",") {
+		name, value, ok := strings.Cut(part, "=")
+		if !ok {
+			return fmt.Errorf("latency %q: want name=distribution", part)
+		}
+		name = strings.TrimSpace(name)
+		if from != nil && (k == 0) != (name == "from") {
+			return fmt.Errorf("latency %q: a phase starts with from=DURATION, and only once", part)
+		}
+		switch name {
+		case "from":
+			if from == nil {
+				return fmt.Errorf("latency %q: from= starts a phase, after a semicolon", part)
+			}
+			t, err := time.ParseDuration(strings.TrimSpace(value))
+			if err != nil || t < 0 {
+				return fmt.Errorf("latency %q: want a non-negative duration", part)
+			}
+			*from = t
+			continue
+		case "stall":
+			st, err := parseStall(value)
+			if err != nil {
+				return err
+			}
+			l.Stalls = append(l.Stalls, st)
+			continue
+		}
+		dist, err := ParseDist(value)
+		if err != nil {
+			return err
+		}
+		switch name {
+		case "admit":
+			d.Admit = dist
+		case "evict":
+			d.Evict = dist
+		case "observe":
+			d.Observe = dist
+		case "finish":
+			d.Finish = dist
+		case "cycle":
+			d.Cycle = dist
+		default:
+			return fmt.Errorf("latency %q: unknown name %q (want admit, evict, observe, finish, cycle or stall)", part, name)
+		}
+	}
+	return nil
+}
+
+func (d Dists) String() string {
+	return fmt.Sprintf("admit=%s,evict=%s,observe=%s,finish=%s,cycle=%s", d.Admit, d.Evict, d.Observe, d.Finish, d.Cycle)
+}
+
 func (l Latency) String() string {
-	out := fmt.Sprintf("admit=%s,evict=%s,observe=%s,finish=%s,cycle=%s", l.Admit, l.Evict, l.Observe, l.Finish, l.Cycle)
+	out := l.Dists.String()
 	for _, s := range l.Stalls {
 		out += fmt.Sprintf(",stall=%s+%s", s.Start, s.Duration)
 	}
+	for _, p := range l.Phases {
+		out += fmt.Sprintf(";from=%s,%s", p.From, p.Dists)
+	}
 	return out
+}
+
+// Describe is a short account of the model: the whole of it, or for a
+// model with phases, its first distributions and how many phases follow.
+func (l Latency) Describe() string {
+	if len(l.Phases) == 0 {
+		return l.String()
+	}
+	return fmt.Sprintf("%d phases, the last from %s on (a fitted model)", len(l.Phases)+1, l.Phases[len(l.Phases)-1].From)
 }

@@ -40,6 +40,10 @@ type Workload struct {
 	PriorityClass string
 	// Arrive is when the workload is created, from the start.
 	Arrive time.Duration
+	// SeenAfter is how long after its arrival the scheduler first sees it
+	// (a replay of a live run: the API server's and the watch's delay);
+	// time to admission counts from the arrival.
+	SeenAfter time.Duration
 	// Runtime is how long it runs once admitted.
 	Runtime time.Duration
 	// MaxExecution, when set, is spec.maximumExecutionTimeSeconds.
@@ -100,7 +104,7 @@ func validate(trace []Workload) error {
 			return fmt.Errorf("trace[%d]: workload %s appears twice", i, key)
 		case len(w.PodSets) == 0:
 			return fmt.Errorf("trace[%d] (%s): no pod sets", i, key)
-		case w.Arrive < 0 || w.Runtime < 0 || w.CreatedBefore < 0 || w.RanFor < 0:
+		case w.Arrive < 0 || w.SeenAfter < 0 || w.Runtime < 0 || w.CreatedBefore < 0 || w.RanFor < 0:
 			return fmt.Errorf("trace[%d] (%s): arrival and runtime must not be negative", i, key)
 		}
 		seen[key] = true

@@ -77,7 +77,7 @@ type ClassLatency struct {
 func (e *engine) result(took time.Duration) *Result {
 	res := &Result{Workloads: make([]WorkloadResult, 0, len(e.order))}
 	s := &res.Summary
-	s.Workloads, s.Cycles, s.Latency, s.Seed = len(e.order), e.cycles, e.opts.Latency.String(), e.opts.Seed
+	s.Workloads, s.Cycles, s.Latency, s.Seed = len(e.order), e.cycles, e.opts.Latency.Describe(), e.opts.Seed
 	s.EvictionsByReason = map[string]int{}
 	tta := map[string][]float64{}
 	var classes []string

@@ -20,12 +20,14 @@ import (
 //	 "runtime":"20m","podSets":[{"name":"main","count":4,"requests":{"cpu":"2","nvidia.com/gpu":"1"}}]}
 //
 // "at" is the creation time from the start of the trace; "runtime" is how
-// long the workload runs once admitted. Lines starting with # are
-// comments.
+// long the workload runs once admitted; "seenAfter", when set, is how long
+// after its creation the scheduler first saw it (a replay of a live run).
+// Lines starting with # are comments.
 
 // TraceLine is one line of a trace.
 type TraceLine struct {
 	At            string        `json:"at"`
+	SeenAfter     string        `json:"seenAfter,omitempty"`
 	Namespace     string        `json:"namespace"`
 	Name          string        `json:"name"`
 	Queue         string        `json:"queue"`
@@ -83,6 +85,11 @@ func (tl TraceLine) workload() (Workload, error) {
 	if w.Runtime, err = duration("runtime", tl.Runtime); err != nil {
 		return w, err
 	}
+	if tl.SeenAfter != "" {
+		if w.SeenAfter, err = duration("seenAfter", tl.SeenAfter); err != nil {
+			return w, err
+		}
+	}
 	if tl.MaxExecution != "" {
 		if w.MaxExecution, err = duration("maxExecution", tl.MaxExecution); err != nil {
 			return w, err
@@ -137,6 +144,9 @@ func LineOf(w Workload) TraceLine {
 		Priority: w.Priority, PriorityClass: w.PriorityClass, Runtime: w.Runtime.String()}
 	if w.MaxExecution > 0 {
 		tl.MaxExecution = w.MaxExecution.String()
+	}
+	if w.SeenAfter > 0 {
+		tl.SeenAfter = w.SeenAfter.String()
 	}
 	for _, ps := range w.PodSets {
 		req := corev1.ResourceList{}

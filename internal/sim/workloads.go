@@ -29,8 +29,9 @@ const (
 type admission struct {
 	ClusterQueue string
 	// Decided is when the admission was decided (its condition stamp),
-	// Landed when its write landed, Released when its quota went back.
-	Decided, Landed, Released time.Duration
+	// Landed when its write landed, Started when its job noticed it and
+	// started, Released when its quota went back.
+	Decided, Landed, Started, Released time.Duration
 }
 
 // record follows one workload through the simulation.
@@ -100,7 +101,7 @@ func (e *engine) arriveRunning(r *record, obj *kueue.Workload) {
 		return
 	}
 	r.run, r.phase, r.cq, r.usage = 1, running, a.ClusterQueue, a.Usage
-	r.admissions = append(r.admissions, admission{ClusterQueue: string(a.ClusterQueue), Decided: e.now, Landed: e.now})
+	r.admissions = append(r.admissions, admission{ClusterQueue: string(a.ClusterQueue), Decided: e.now, Landed: e.now, Started: e.now})
 	e.usage.add(r.cq, r.usage)
 	e.schedule(&event{at: e.now + r.w.Runtime, kind: evFinished, key: r.key, run: r.run})
 	e.logEvent("running", r.key, map[string]any{"clusterQueue": string(a.ClusterQueue)})
@@ -118,8 +119,10 @@ func (e *engine) admitted(ev *event) {
 	e.write(r, obj)
 	r.phase = running
 	r.admissions[len(r.admissions)-1].Landed = e.now
-	start := e.opts.Latency.land(e.now + e.sample(e.opts.Latency.Observe))
-	e.schedule(&event{at: start + r.w.Runtime + e.sample(e.opts.Latency.Finish), kind: evFinished, key: r.key, run: r.run})
+	start := e.opts.Latency.land(e.now + e.sample(e.opts.Latency.at(e.now).Observe))
+	r.admissions[len(r.admissions)-1].Started = start
+	end := start + r.w.Runtime
+	e.schedule(&event{at: end + e.sample(e.opts.Latency.at(end).Finish), kind: evFinished, key: r.key, run: r.run})
 }
 
 // evicted lands an eviction: the workload has no job, so its quota goes

@@ -64,6 +64,7 @@ func (d *Driver) jobStep(ctx context.Context, key types.NamespacedName) {
 		d.queue.Forget(key)
 		if act == Finish {
 			d.writes.Finishes.Add(1)
+			d.rec.finishWritten(key, now, time.Now())
 		} else {
 			d.writes.Clears.Add(1)
 		}

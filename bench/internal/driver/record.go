@@ -54,8 +54,13 @@ type Record struct {
 	CreateSent, Created time.Time
 	// CreationTimestamp is the API server's stamp (1 s resolution).
 	CreationTimestamp time.Time
-	Admissions        []Admission
-	Evictions         int
+	// FirstSeen is when the harness's watch first brought the workload.
+	FirstSeen time.Time
+	// FinishSent and FinishDone frame the harness's Finished write (zero
+	// if another write finished it).
+	FinishSent, FinishDone time.Time
+	Admissions             []Admission
+	Evictions              int
 	// EvictionReasons holds, per eviction, its reason: the Preempted
 	// condition's reason (InClusterQueue, InCohortReclamation, ...) for a
 	// preemption, else the Evicted condition's.
@@ -136,6 +141,15 @@ func (r *recorder) created(key types.NamespacedName, sent, done time.Time) {
 	}
 }
 
+// finishWritten notes the harness's Finished write of a workload.
+func (r *recorder) finishWritten(key types.NamespacedName, sent, done time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rec := r.records[key]; rec != nil {
+		rec.FinishSent, rec.FinishDone = sent, done
+	}
+}
+
 // observe records what a new version of a workload shows and returns its
 // record, or nil for a workload the run did not create.
 func (r *recorder) observe(wl *kueue.Workload, now time.Time) *Record {
@@ -146,6 +160,9 @@ func (r *recorder) observe(wl *kueue.Workload, now time.Time) *Record {
 		return nil
 	}
 	rec.latest = wl
+	if rec.FirstSeen.IsZero() {
+		rec.FirstSeen = now
+	}
 	rec.CreationTimestamp = wl.CreationTimestamp.Time
 	conds := wl.Status.Conditions
 	admitted := meta.FindStatusCondition(conds, kueue.WorkloadAdmitted)

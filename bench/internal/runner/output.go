@@ -27,7 +27,7 @@ const (
 // writeResults saves the summary, its table, the event log (one JSON
 // object per line), the replay (writeReplay) and a copy of the scenario
 // and its targets.
-func writeResults(dir string, sc *plan, s *summary.Summary, res *driver.Result) error {
+func writeResults(dir string, sc *plan, s *summary.Summary, res *driver.Result, rp replay) error {
 	data, err := yaml.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("encoding summary: %w", err)
@@ -55,7 +55,7 @@ func writeResults(dir string, sc *plan, s *summary.Summary, res *driver.Result) 
 	if err := writeEvents(filepath.Join(dir, EventsFile), res.Events); err != nil {
 		return err
 	}
-	if err := writeReplay(dir, sc, res.Events); err != nil {
+	if err := writeReplay(dir, rp); err != nil {
 		return err
 	}
 	var ref *scenario.Reference

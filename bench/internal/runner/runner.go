@@ -111,7 +111,11 @@ func Run(ctx context.Context, o Options) (*summary.Summary, error) {
 		return nil, err
 	}
 	sum := summary.Compute(*in)
-	if err := writeResults(o.Out, sc, sum, in.Result); err != nil {
+	rp := buildReplay(sc, in.Result.Records)
+	if sum.Replay, err = simulateReplay(rp, sum); err != nil {
+		o.logf("simulating the replay: %v", err)
+	}
+	if err := writeResults(o.Out, sc, sum, in.Result, rp); err != nil {
 		return sum, err
 	}
 	o.logf("results in %s", o.Out)

@@ -69,6 +69,7 @@ func TestSmoke(t *testing.T) {
 		t.Error("the API server's count of closed watchers was not read")
 	}
 	checkResults(t, out)
+	checkAgreement(t, out, s)
 }
 
 // checkResults reads back what the run wrote.
@@ -124,4 +125,35 @@ func readWith[T any](t *testing.T, path string, read func(io.Reader) (T, error))
 		t.Fatalf("reading %s: %v", filepath.Base(path), err)
 	}
 	return v
+}
+
+// checkAgreement checks the replay figures the run computed: the
+// simulator replayed all of it, over the seeds, from the model fitted from
+// the run, and the figures are what reading the replay files back and
+// simulating again gives.
+func checkAgreement(t *testing.T, out string, live *summary.Summary) {
+	t.Helper()
+	r := live.Replay
+	if r == nil || r.Seeds != replaySeeds(240) || r.LiveEvictions != live.Evictions ||
+		r.LiveMeanSeconds <= 0 || r.SimulatedMeanSeconds <= 0 {
+		t.Fatalf("replay check %+v; want the live and simulated figures over %d seeds", r, replaySeeds(240))
+	}
+	t.Logf("live: mean time to admission %.3fs, %d evictions; replayed: %.3fs, %.1f evictions (%d to %d)",
+		r.LiveMeanSeconds, r.LiveEvictions, r.SimulatedMeanSeconds, r.SimulatedEvictions, r.SimulatedEvictionsMin, r.SimulatedEvictionsMax)
+	text, err := os.ReadFile(filepath.Join(out, ReplayLatencyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := replay{setup: readWith(t, filepath.Join(out, ReplayQueuesFile), sim.ReadSetup),
+		trace: readWith(t, filepath.Join(out, ReplayTraceFile), sim.ReadTrace), latency: strings.TrimSpace(string(text))}
+	if lat, err := sim.ParseLatency(rp.latency); err != nil || len(lat.Phases) == 0 {
+		t.Errorf("%s: %d phases (%v); want a model fitted in phases from 240 finishes", ReplayLatencyFile, len(lat.Phases), err)
+	}
+	again, err := simulateReplay(rp, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *again != *r {
+		t.Errorf("the replay files simulate to %+v, the run reported %+v", again, r)
+	}
 }

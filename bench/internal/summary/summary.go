@@ -111,7 +111,9 @@ type Summary struct {
 	Driver             DriverWrites     `json:"driverWrites"`
 	Audit              *Audit           `json:"audit,omitempty"`
 	Targets            []Check          `json:"targets,omitempty"`
-	Problems           []string         `json:"problems,omitempty"`
+	// Replay is the simulator's replay of the run, beside it.
+	Replay   *ReplayCheck `json:"replay,omitempty"`
+	Problems []string     `json:"problems,omitempty"`
 }
 
 // DriverWrites are the harness's own writes.

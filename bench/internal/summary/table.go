@@ -30,6 +30,10 @@ func Render(w io.Writer, s *Summary) error {
 	}
 	p.linef("Wall time %.2f s (start of the schedule to the last finish); creations late by %.1f ms on average, %.1f ms at most",
 		s.WallSeconds, s.CreateLagMeanMs, s.CreateLagMaxMs)
+	if r := s.Replay; r != nil {
+		p.linef("Replayed in the simulator (fitted latency, %d seeds): mean time to admission %.2f s (live %.2f s), evictions %.1f, %d to %d (live %d)",
+			r.Seeds, r.SimulatedMeanSeconds, r.LiveMeanSeconds, r.SimulatedEvictions, r.SimulatedEvictionsMin, r.SimulatedEvictionsMax, r.LiveEvictions)
+	}
 	p.linef("")
 	p.table([]string{"time to admission (s)", "admitted", "stamped mean", "p50", "p90", "p99", "observed mean", "p50", "p90", "p99"},
 		latencyRows(s.TimeToAdmission))

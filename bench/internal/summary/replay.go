@@ -1,0 +1,33 @@
+package summary
+
+// ReplayCheck sets the run's figures beside the simulator's replay of it
+// (the run's own arrivals under the latency model fitted from it, over
+// several seeds): how far the simulator explains what the manager did.
+type ReplayCheck struct {
+	Seeds int `json:"seeds"`
+	// LiveMeanSeconds is the run's mean time to admission (create request
+	// to the admission seen, over every admitted workload);
+	// SimulatedMeanSeconds the same in the replay, averaged over seeds.
+	LiveMeanSeconds      float64 `json:"liveMeanSeconds"`
+	SimulatedMeanSeconds float64 `json:"simulatedMeanSeconds"`
+	LiveEvictions        int     `json:"liveEvictions"`
+	// SimulatedEvictions is the mean over seeds; Min and Max the range.
+	SimulatedEvictions    float64 `json:"simulatedEvictions"`
+	SimulatedEvictionsMin int     `json:"simulatedEvictionsMin"`
+	SimulatedEvictionsMax int     `json:"simulatedEvictionsMax"`
+}
+
+// MeanObservedTimeToAdmission is the mean time to admission over every
+// admitted workload, as the harness observed it.
+func (s *Summary) MeanObservedTimeToAdmission() float64 {
+	var sum float64
+	n := 0
+	for _, c := range s.TimeToAdmission {
+		sum += c.Observed.Mean * float64(c.Count)
+		n += c.Count
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
