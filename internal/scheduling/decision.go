@@ -90,6 +90,11 @@ type Decision struct {
 	// (its queue already failed a preemption search): it should be tried
 	// again next cycle rather than set aside.
 	Deferred bool
+	// BehindHolder is set when an earlier workload of the same shape in the
+	// same queue holds quota this cycle: the refusal must not park the
+	// shape, or the holder would be hidden from the next cycles and the
+	// quota it waits for would go to lower-priority workloads.
+	BehindHolder bool
 }
 
 // Result is the outcome of one cycle.
@@ -248,7 +253,7 @@ const (
 
 // Parking returns what the refusal sets aside in a queue of the strategy.
 func (d *Decision) Parking(strategy kueue.QueueingStrategy) Parking {
-	if d.Admit || d.Deferred || len(d.Victims) > 0 || len(d.Held) > 0 {
+	if d.Admit || d.Deferred || d.BehindHolder || len(d.Victims) > 0 || len(d.Held) > 0 {
 		// A workload holding quota must come back next cycle to hold it
 		// again, or the quota would go to the workloads behind it.
 		return ParkNothing

@@ -25,7 +25,8 @@ func (c *cycle) evaluateHead(cur *cursor) bool {
 	}
 	if i, ok := cur.failedBefore(w); ok {
 		prev := &c.result.Decisions[i]
-		c.decide(Decision{Workload: w, Reason: prev.Reason, Message: prev.Message, Assignment: prev.Assignment, Deferred: prev.Deferred})
+		c.decide(Decision{Workload: w, Reason: prev.Reason, Message: prev.Message, Assignment: prev.Assignment, Deferred: prev.Deferred,
+			BehindHolder: cur.holders[w.Shape]})
 		cur.pos++
 		return false
 	}
@@ -71,6 +72,7 @@ func (c *cycle) assignHinted(cur *cursor, w *workload.Info) (flavors.Assignment,
 // refuse records a refusal of the head and moves on: past the whole queue
 // for StrictFIFO, past the head for BestEffortFIFO, remembering the shape.
 func (c *cycle) refuse(cur *cursor, w *workload.Info, d Decision, priority int32) {
+	d.BehindHolder = cur.holders[w.Shape]
 	c.decide(d)
 	cur.pos++
 	if cur.cq.QueueingStrategy == kueue.StrictFIFO {
@@ -78,6 +80,14 @@ func (c *cycle) refuse(cur *cursor, w *workload.Info, d Decision, priority int32
 		return
 	}
 	cur.fail(failKey{shape: w.Shape, priority: priority}, len(c.result.Decisions)-1)
+}
+
+// hold notes that a workload of the shape holds quota this cycle.
+func (cur *cursor) hold(shape *workload.Shape) {
+	if cur.holders == nil {
+		cur.holders = map[*workload.Shape]bool{}
+	}
+	cur.holders[shape] = true
 }
 
 // fail remembers the decision (its index) of a refused shape.
@@ -153,6 +163,9 @@ func (c *cycle) preemptForHead(cur *cursor) {
 	if !ok {
 		cur.searchFailed = true
 		held := c.holdUnreclaimable(cur, &asg)
+		if len(held) > 0 {
+			cur.hold(w.Shape)
+		}
 		c.refuse(cur, w, Decision{Workload: w, Reason: WaitingForQuota, Message: "no workloads can be preempted to make room",
 			Assignment: &asg, Held: held}, w.Priority)
 		return
@@ -165,6 +178,7 @@ func (c *cycle) preemptForHead(cur *cursor) {
 	if wait, ok := c.endingSoon(targets); ok {
 		// Evicting them would free nothing sooner than their own end:
 		// wait for them, holding the quota.
+		cur.hold(w.Shape)
 		c.decide(Decision{Workload: w, Assignment: &asg, Reason: WaitingForQuota, Held: asg.Usage,
 			Message: fmt.Sprintf("waiting for %d running workload(s) expected to end within %s rather than preempting them",
 				len(targets), wait.Round(time.Second))})
@@ -178,6 +192,7 @@ func (c *cycle) preemptForHead(cur *cursor) {
 	if len(targets) == 0 {
 		msg = "waiting for workloads preempted earlier in this cycle to release quota"
 	}
+	cur.hold(w.Shape)
 	c.decide(Decision{Workload: w, Assignment: &asg, Victims: targets, Reason: WaitingForPreemptedWorkloads, Message: msg,
 		Held: asg.Usage})
 	cur.pos++

@@ -106,6 +106,9 @@ type scenarioExpect struct {
 	// Victims maps each workload the decision preempts to the Preempted
 	// condition reason; required with reason WaitingForPreemptedWorkloads.
 	Victims map[string]string `json:"victims"`
+	// Parking, when set, is what the refusal sets aside in a
+	// BestEffortFIFO queue: nothing, shape or workload.
+	Parking string `json:"parking"`
 }
 
 func loadScenario(t *testing.T, path string) *scenario {
@@ -271,6 +274,12 @@ func checkDecision(t *testing.T, name string, want scenarioExpect, d Decision) {
 			t.Errorf("%s: message %q does not contain %q", name, d.Explain(), want.Message)
 		}
 		checkVictims(t, name, want.Victims, d.Victims)
+		if want.Parking != "" {
+			got := [...]string{ParkNothing: "nothing", ParkWorkload: "workload", ParkShape: "shape"}[d.Parking(kueue.BestEffortFIFO)]
+			if got != want.Parking {
+				t.Errorf("%s: parking = %s, want %s (%s)", name, got, want.Parking, d.Explain())
+			}
+		}
 		return
 	}
 	asg := d.Assignment
