@@ -46,12 +46,18 @@ configuration (--queues: Kueue's YAML, as applied to a cluster) with a trace
 (--trace: JSON Lines, one workload a line; kuota trace export writes one
 from a live cluster). --latency models the API server and the jobs:
 name=distribution pairs, names admit, evict, observe, finish and cycle,
-distributions 50ms, fixed:50ms, uniform:10ms-200ms or exp:100ms (zero by
-default: the policy's own limit), and stall=START+DURATION spans in which
-nothing lands (e.g. stall=150s+15s). The same seed gives the same run.`,
+distributions 50ms, fixed:50ms, uniform:10ms-200ms, exp:100ms or
+quantiles:1ms/5ms/40ms (values at equally spaced probabilities), zero by
+default: the policy's own limit; stall=START+DURATION spans in which
+nothing lands (e.g. stall=150s+15s); and phases after semicolons, each
+from=DURATION and its own pairs (admit=20ms;from=60s,admit=300ms).
+kuota-bench writes each run's replay (replay-queues.yaml, replay.trace)
+and the model fitted from it (replay.latency). The same seed gives the
+same run.`,
 		Example: fmt.Sprintf(`  %[1]s simulate --scenario baseline
   %[1]s simulate --scenario one-cohort --latency admit=exp:40ms,evict=exp:40ms,finish=exp:40ms --output json
-  %[1]s simulate --queues new-queues.yaml --trace last-week.trace --patience 30s`, prog),
+  %[1]s simulate --queues new-queues.yaml --trace last-week.trace --patience 30s
+  %[1]s simulate --queues R/replay-queues.yaml --trace R/replay.trace --latency "$(cat R/replay.latency)"`, prog),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runSimulate(cmd.OutOrStdout(), env, f)
