@@ -231,6 +231,13 @@ func (e *engine) sample(d Dist) time.Duration { return d.Sample(e.rng) }
 // clock is the virtual time as a wall-clock time.
 func (e *engine) clock(t time.Duration) metav1.Time { return metav1.NewTime(epoch.Add(t)) }
 
+// stamp is the virtual time as a condition's lastTransitionTime, which the
+// API server keeps to the second: the manager reads runtimes and
+// reservation times from those.
+func (e *engine) stamp(t time.Duration) metav1.Time {
+	return metav1.NewTime(epoch.Add(t).Truncate(time.Second))
+}
+
 // nextVersion returns a new resourceVersion.
 func (e *engine) nextVersion() string {
 	e.rv++

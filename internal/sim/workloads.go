@@ -93,7 +93,7 @@ func (e *engine) arriveRunning(r *record, obj *kueue.Workload) {
 		e.err = fmt.Errorf("workload %s: admitted in ClusterQueue %s, which the setup lacks", r.key, r.w.Admission.ClusterQueue)
 		return
 	}
-	obj.Status = *apply.Reserve(obj, r.w.Admission, nil, e.clock(e.now-r.w.RanFor))
+	obj.Status = *apply.Reserve(obj, r.w.Admission, nil, e.stamp(e.now-r.w.RanFor))
 	e.write(r, obj)
 	a, ok := e.c.Admitted(r.key)
 	if !ok {
@@ -115,7 +115,7 @@ func (e *engine) admitted(ev *event) {
 		return
 	}
 	obj := r.obj.DeepCopy()
-	obj.Status = *apply.Reserve(r.obj, r.pendingAdmission, r.pendingChecks, e.clock(ev.decided))
+	obj.Status = *apply.Reserve(r.obj, r.pendingAdmission, r.pendingChecks, e.stamp(ev.decided))
 	e.write(r, obj)
 	r.phase = running
 	r.admissions[len(r.admissions)-1].Landed = e.now
@@ -132,7 +132,7 @@ func (e *engine) evicted(ev *event) {
 	if r.phase != evicting || ev.run != r.run {
 		return
 	}
-	at := e.clock(ev.decided)
+	at := e.stamp(ev.decided)
 	msg := "Preempted to accommodate a workload due to " + ev.reason
 	st := apply.Evict(r.obj, kueue.WorkloadEvictedByPreemption, "", ev.reason, msg, at)
 	next := r.obj.DeepCopy()
@@ -155,7 +155,7 @@ func (e *engine) finished(ev *event) {
 	}
 	obj := r.obj.DeepCopy()
 	meta.SetStatusCondition(&obj.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue,
-		Reason: kueue.WorkloadFinishedSucceeded, Message: "done", LastTransitionTime: e.clock(e.now)})
+		Reason: kueue.WorkloadFinishedSucceeded, Message: "done", LastTransitionTime: e.stamp(e.now)})
 	r.release(e.now)
 	r.phase = done
 	r.finished = e.now
