@@ -19,8 +19,8 @@ const (
 	fitPoints = 11
 	// phaseSamples is how many measurements a phase of the fitted model
 	// is drawn from, at least; maxPhases bounds the phases.
-	phaseSamples = 40
-	maxPhases    = 20
+	phaseSamples = 12
+	maxPhases    = 100
 )
 
 // sample is what one Finished write of the harness measured, and when.

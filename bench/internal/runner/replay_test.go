@@ -40,13 +40,13 @@ func TestFitLatencyFromTheHarnessClocks(t *testing.T) {
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	var records []driver.Record
 	for i := range 2 * phaseSamples {
-		// Admission seen at 100ms (plus 5s for the second half), runtime
-		// 200ms, so due 300ms later; the Finished write goes out 10ms
-		// late, takes 30+i%10 ms (ten times as long in the second half),
+		// Admission seen at 100+i ms (plus 5s for the second half),
+		// runtime 200ms, so due 300ms later; the Finished write goes out
+		// 10ms late, takes 30ms (ten times as long in the second half),
 		// and its watch event comes 5ms after.
-		start, rtt := 100, 30+i%10
+		start, rtt := 100+i, 30
 		if i >= phaseSamples {
-			start, rtt = 5100, 10*rtt
+			start, rtt = 5100+i, 300
 		}
 		sent := start + 210
 		done := sent + rtt
@@ -64,8 +64,8 @@ func TestFitLatencyFromTheHarnessClocks(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the fitted model %q does not parse: %v", text, err)
 	}
-	if len(lat.Phases) != 1 || lat.Phases[0].From != 5310*time.Millisecond {
-		t.Fatalf("fitted %q; want a second phase from 5.31s, when the slow writes began", text)
+	if from := time.Duration(5310+phaseSamples) * time.Millisecond; len(lat.Phases) != 1 || lat.Phases[0].From != from {
+		t.Fatalf("fitted %q; want a second phase from %s, when the slow writes began", text, from)
 	}
 	mean := func(d sim.Dist) time.Duration { return d.Mean().Round(100 * time.Microsecond) }
 	for _, c := range []struct {
@@ -73,12 +73,12 @@ func TestFitLatencyFromTheHarnessClocks(t *testing.T) {
 		got  sim.Dist
 		want time.Duration
 	}{
-		{"admit", lat.Admit, 34500 * time.Microsecond},
+		{"admit", lat.Admit, 30 * time.Millisecond},
 		{"observe", lat.Observe, 5 * time.Millisecond},
-		{"evict", lat.Evict, 39500 * time.Microsecond},
-		{"finish", lat.Finish, 49500 * time.Microsecond},
-		{"admit later", lat.Phases[0].Admit, 345 * time.Millisecond},
-		{"finish later", lat.Phases[0].Finish, 360 * time.Millisecond},
+		{"evict", lat.Evict, 35 * time.Millisecond},
+		{"finish", lat.Finish, 45 * time.Millisecond},
+		{"admit later", lat.Phases[0].Admit, 300 * time.Millisecond},
+		{"finish later", lat.Phases[0].Finish, 315 * time.Millisecond},
 	} {
 		if mean(c.got) != c.want {
 			t.Errorf("%s: mean %v, want %v (model %s)", c.name, mean(c.got), c.want, text)
