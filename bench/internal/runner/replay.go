@@ -65,15 +65,15 @@ func writeReplay(dir string, rp replay) error {
 func replaySeeds(workloads int) int { return max(1, min(20, 60000/max(workloads, 1))) }
 
 // simulateReplay replays the run in the simulator under the fitted
-// latency model and the manager's default patience, and sets the figures
-// beside the live ones: how far the simulator explains the run.
-func simulateReplay(rp replay, live *summary.Summary) (*summary.ReplayCheck, error) {
+// latency model and the manager's default patience: its figures, set
+// beside the run's, show how far the simulator explains the run.
+func simulateReplay(rp replay) (*summary.ReplayCheck, error) {
 	lat, err := sim.ParseLatency(rp.latency)
 	if err != nil {
 		return nil, fmt.Errorf("the fitted latency model: %w", err)
 	}
 	seeds := replaySeeds(len(rp.trace))
-	check := &summary.ReplayCheck{Seeds: seeds, LiveEvictions: live.Evictions, LiveMeanSeconds: live.MeanObservedTimeToAdmission()}
+	check := &summary.ReplayCheck{Seeds: seeds}
 	for seed := range uint64(seeds) {
 		res, err := sim.Run(rp.setup, rp.trace, sim.Options{Seed: seed + 1, Latency: lat,
 			Scheduling: scheduling.Options{Patience: scheduling.DefaultPatience}})

@@ -112,7 +112,7 @@ func Run(ctx context.Context, o Options) (*summary.Summary, error) {
 	}
 	sum := summary.Compute(*in)
 	rp := buildReplay(sc, in.Result.Records)
-	if sum.Replay, err = simulateReplay(rp, sum); err != nil {
+	if sum.Replay, err = simulateReplay(rp); err != nil {
 		o.logf("simulating the replay: %v", err)
 	}
 	if err := writeResults(o.Out, sc, sum, in.Result, rp); err != nil {

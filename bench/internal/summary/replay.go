@@ -5,12 +5,9 @@ package summary
 // several seeds): how far the simulator explains what the manager did.
 type ReplayCheck struct {
 	Seeds int `json:"seeds"`
-	// LiveMeanSeconds is the run's mean time to admission (create request
-	// to the admission seen, over every admitted workload);
-	// SimulatedMeanSeconds the same in the replay, averaged over seeds.
-	LiveMeanSeconds      float64 `json:"liveMeanSeconds"`
+	// SimulatedMeanSeconds is the replay's mean time to admission, averaged
+	// over seeds, beside the run's MeanObservedTimeToAdmission.
 	SimulatedMeanSeconds float64 `json:"simulatedMeanSeconds"`
-	LiveEvictions        int     `json:"liveEvictions"`
 	// SimulatedEvictions is the mean over seeds; Min and Max the range.
 	SimulatedEvictions    float64 `json:"simulatedEvictions"`
 	SimulatedEvictionsMin int     `json:"simulatedEvictionsMin"`

@@ -32,7 +32,7 @@ func Render(w io.Writer, s *Summary) error {
 		s.WallSeconds, s.CreateLagMeanMs, s.CreateLagMaxMs)
 	if r := s.Replay; r != nil {
 		p.linef("Replayed in the simulator (fitted latency, %d seeds): mean time to admission %.2f s (live %.2f s), evictions %.1f, %d to %d (live %d)",
-			r.Seeds, r.SimulatedMeanSeconds, r.LiveMeanSeconds, r.SimulatedEvictions, r.SimulatedEvictionsMin, r.SimulatedEvictionsMax, r.LiveEvictions)
+			r.Seeds, r.SimulatedMeanSeconds, s.MeanObservedTimeToAdmission(), r.SimulatedEvictions, r.SimulatedEvictionsMin, r.SimulatedEvictionsMax, s.Evictions)
 	}
 	p.linef("")
 	p.table([]string{"time to admission (s)", "admitted", "stamped mean", "p50", "p90", "p99", "observed mean", "p50", "p90", "p99"},
