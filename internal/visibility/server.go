@@ -12,6 +12,7 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/compatibility"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -81,7 +82,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("visibility server: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	server, err := s.build(dir)
+	server, err := s.build(ctx, dir)
 	if err != nil {
 		s.listener.Close()
 		return err
@@ -91,7 +92,7 @@ func (s *Server) Start(ctx context.Context) error {
 }
 
 // build assembles the generic API server.
-func (s *Server) build(dir string) (*genericapiserver.GenericAPIServer, error) {
+func (s *Server) build(ctx context.Context, dir string) (*genericapiserver.GenericAPIServer, error) {
 	scheme, codecs, err := newScheme()
 	if err != nil {
 		return nil, err
@@ -114,6 +115,17 @@ func (s *Server) build(dir string) (*genericapiserver.GenericAPIServer, error) {
 	}
 	authn := genericoptions.NewDelegatingAuthenticationOptions()
 	authn.RemoteKubeConfigFile = kubeconfig
+	cs, err := kubernetes.NewForConfig(rest.CopyConfig(s.opts.RestConfig))
+	if err != nil {
+		return nil, fmt.Errorf("visibility server: %w", err)
+	}
+	why, err := withoutFrontProxy(ctx, cs, authn, dir)
+	if err != nil {
+		return nil, err
+	}
+	if why != "" {
+		ctrl.LoggerFrom(ctx).WithName("visibility").Info(why)
+	}
 	if err := authn.ApplyTo(&cfg.Authentication, cfg.SecureServing, cfg.OpenAPIConfig); err != nil {
 		return nil, fmt.Errorf("visibility server: delegated authentication: %w", err)
 	}
