@@ -203,7 +203,8 @@ func (c *cycle) preemptForHead(cur *cursor) {
 
 // endingSoon reports whether every target is expected to end by itself
 // within the patience, and the longest wait. A target whose end is unknown
-// is not, nor one that overran its estimate by more than the patience (an
+// is given one patience from its start; one that overran its estimate by
+// more than the patience is not ending soon (an
 // estimate is a guess: a small overrun is still "about to end"), so a
 // preemptor waits at most twice the patience. When most running workloads
 // are late together (lateTogether), a late target is waited for up to
@@ -221,7 +222,14 @@ func (c *cycle) endingSoon(targets []preemption.Target) (time.Duration, bool) {
 	for _, t := range targets {
 		end := t.Workload.ExpectedEnd
 		if end == 0 {
-			return 0, false
+			// No estimate yet: no maximum execution time, and no workload
+			// of its shape has finished in its cohort tree (start-up, a
+			// new kind of job). It is given one patience from its start
+			// and not a moment more.
+			if t.Workload.ReservedAt == 0 || now > t.Workload.ReservedAt+int64(patience) {
+				return 0, false
+			}
+			end = t.Workload.ReservedAt + int64(patience)
 		}
 		if late := time.Duration(now - end); late > patience && (t.Workload.EstimateBorrowed || late > lateCap*patience || !c.lateTogether()) {
 			return 0, false
