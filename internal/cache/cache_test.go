@@ -235,3 +235,57 @@ func TestEstimateIsTheMedianRuntime(t *testing.T) {
 		t.Fatalf("estimate %v after %d runs of 1m; want only the recent ones counted", got, runtimeSamples)
 	}
 }
+
+// While no workload of its shape has finished in its cohort tree, a
+// running workload borrows the median runtime of the tree's workloads of
+// any shape (at start-up larger workloads run before any of them ended);
+// the first end of its own shape in the tree replaces that estimate.
+// Another tree's runtimes are never used.
+func TestExpectedEndFromAnyShapeOfTheTree(t *testing.T) {
+	c := New(lifecycle.Options{})
+	c.SetFlavor(&state.Flavor{Name: "f"})
+	c.SetNamespace("ns", nil)
+	c.SetClusterQueue(clusterQueue(t, "cq-a", "team", "10"))
+	c.SetClusterQueue(clusterQueue(t, "cq-b", "team", "10"))
+	c.SetClusterQueue(clusterQueue(t, "cq-other", "", "10"))
+	for lq, cq := range map[string]kueue.ClusterQueueReference{"a": "cq-a", "b": "cq-b", "other": "cq-other"} {
+		c.SetLocalQueue(LocalQueueKey{Namespace: "ns", Name: kueue.LocalQueueName(lq)}, cq, kueue.None)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	put := func(name, lq, rv, cq, cpu string, reserved time.Time, ran time.Duration) {
+		wl := admittedWL(name, lq, rv, cq, cpu)
+		wl.Status.Conditions[0].LastTransitionTime = metav1.NewTime(reserved)
+		if ran > 0 {
+			wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished,
+				Status: metav1.ConditionTrue, Reason: "Succeeded", LastTransitionTime: metav1.NewTime(reserved.Add(ran))})
+		}
+		c.UpsertWorkload(wl)
+	}
+	end := func(name string) (time.Time, bool) {
+		a, ok := c.Admitted(types.NamespacedName{Namespace: "ns", Name: name})
+		if !ok {
+			t.Fatalf("%s holds no quota", name)
+		}
+		if a.ExpectedEnd == 0 {
+			return time.Time{}, a.EstimateBorrowed
+		}
+		return time.Unix(0, a.ExpectedEnd).UTC(), a.EstimateBorrowed
+	}
+	put("small", "a", "1", "cq-a", "1", t0, 0)
+	put("medium", "b", "2", "cq-b", "5", t0.Add(time.Second), 0)
+	put("stranger", "other", "3", "cq-other", "5", t0.Add(time.Second), 0)
+	put("small", "a", "4", "cq-a", "1", t0, 2*time.Second)
+	if got, borrowed := end("medium"); !got.Equal(t0.Add(3*time.Second)) || !borrowed {
+		t.Fatalf("medium: expected end %v borrowed %v, want %v (reserved + 2 s, the tree's runtime of any shape) borrowed",
+			got, borrowed, t0.Add(3*time.Second))
+	}
+	if got, _ := end("stranger"); !got.IsZero() {
+		t.Fatalf("a workload of another cohort tree got expected end %v, want unknown", got)
+	}
+	put("medium2", "a", "5", "cq-a", "5", t0, 0)
+	put("medium2", "a", "6", "cq-a", "5", t0, 6*time.Second)
+	if got, borrowed := end("medium"); !got.Equal(t0.Add(7*time.Second)) || !borrowed {
+		t.Fatalf("medium once one of its shape ended in the tree: expected end %v borrowed %v, want %v (reserved + 6 s) borrowed",
+			got, borrowed, t0.Add(7*time.Second))
+	}
+}

@@ -16,9 +16,13 @@ import (
 // from the workload's maximum execution time, or from how long the last
 // workloads of the same LocalQueue and shape ran: the median of the last
 // runtimeSamples; while the LocalQueue has none of the shape, the median
-// of the shape in the other LocalQueues of its cohort tree, marked
-// borrowed (scheduling does not stretch a borrowed estimate when workloads
-// are late together). Never across cohort trees: another tenant's jobs of
+// of the shape in the other LocalQueues of its cohort tree, and while the
+// tree has none of the shape, the median of the tree's last runtimes of
+// any shape (at start-up the first workloads of a larger shape run before
+// any of them has ended, and were all evicted); both marked borrowed
+// (scheduling does not stretch a borrowed estimate when workloads are
+// late together, so a borrowed estimate holds a preemptor up for at most
+// the estimate plus one patience). Never across cohort trees: another tenant's jobs of
 // the same size say nothing about these. A runtime is measured from the
 // reservation to the Finished condition, so it includes what the API
 // server and the job's controller add; under a loaded API server that has
@@ -34,7 +38,8 @@ const runtimeSamples = 16
 const maxRuntimeKeys = 50000
 
 // runtimeKey keys the history: a LocalQueue and a shape, or, for the
-// fallback, a cohort tree (root) and a shape.
+// fallbacks, a cohort tree (root) and a shape, or a tree and "" (any
+// shape).
 type runtimeKey struct {
 	lq    LocalQueueKey
 	root  treeKey
@@ -110,7 +115,13 @@ func (c *Cache) noteRuntimeLocked(wl, held *kueue.Workload, a *state.Admitted) {
 		tree := runtimeKey{root: root, shape: k.shape}
 		_, treeKnown := c.runtimes.typical(tree)
 		c.runtimes.add(tree, ran)
-		if !treeKnown {
+		anyShape := runtimeKey{root: root}
+		_, anyKnown := c.runtimes.typical(anyShape)
+		c.runtimes.add(anyShape, ran)
+		switch {
+		case !anyKnown:
+			c.estimateTreeLocked(root, "")
+		case !treeKnown:
 			c.estimateTreeLocked(root, k.shape)
 		}
 	}
@@ -131,15 +142,16 @@ func (c *Cache) rootKeyLocked(cq kueue.ClusterQueueReference) treeKey {
 	return treeKey{cohort: root != node, name: root.Name()}
 }
 
-// estimateTreeLocked gives an expected end to the running workloads of a
-// shape in a cohort tree that have none, once the first workload of that
-// shape in the tree has finished.
+// estimateTreeLocked estimates again the running workloads of a shape in
+// a cohort tree whose estimate is missing or borrowed, once the first
+// workload of that shape in the tree has finished; with shape "", those of
+// every shape, once the first workload of the tree has finished.
 func (c *Cache) estimateTreeLocked(root treeKey, shape string) {
 	c.state.EachAdmitted(func(a *state.Admitted) bool {
-		if a.ExpectedEnd != 0 || c.rootKeyLocked(a.ClusterQueue) != root {
+		if (a.ExpectedEnd != 0 && !a.EstimateBorrowed) || c.rootKeyLocked(a.ClusterQueue) != root {
 			return true
 		}
-		if r := c.records[a.Key]; r != nil && c.shapeKeyOf(r.obj) == shape {
+		if r := c.records[a.Key]; r != nil && (shape == "" || c.shapeKeyOf(r.obj) == shape) {
 			cp := *a
 			c.estimateLocked(r.obj, shape, &cp)
 			_ = c.state.Replace(&cp)
@@ -172,7 +184,9 @@ func (c *Cache) estimateRunningLocked(k runtimeKey) {
 // the end its maximum execution time sets, or the one the median runtime
 // of its LocalQueue and shape gives if earlier; while its LocalQueue has
 // no runtime of the shape, the median of the shape in its cohort tree
-// (borrowed: other teams' workloads of that shape).
+// (borrowed: other teams' workloads of that shape); while the tree has
+// none of the shape either, the median of the tree's last runtimes of
+// any shape (borrowed).
 func (c *Cache) estimateLocked(wl *kueue.Workload, shapeKey string, a *state.Admitted) {
 	a.ExpectedEnd, a.EstimateBorrowed = 0, false
 	reservedAt := a.ReservedAt
@@ -192,6 +206,9 @@ func (c *Cache) estimateLocked(wl *kueue.Workload, shapeKey string, a *state.Adm
 	if !ok {
 		if root := c.rootKeyLocked(a.ClusterQueue); root.name != "" {
 			d, ok = c.runtimes.typical(runtimeKey{root: root, shape: shapeKey})
+			if !ok {
+				d, ok = c.runtimes.typical(runtimeKey{root: root})
+			}
 			borrowed = ok
 		}
 	}

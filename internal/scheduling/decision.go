@@ -169,8 +169,8 @@ type Options struct {
 	// instead when every workload it would evict is expected to end by
 	// itself within Patience (state.Admitted.ExpectedEnd): the quota it
 	// needs is held for it meanwhile, and nothing is evicted. Victims
-	// expected to run longer are preempted at once, as Kueue does; one
-	// whose end is unknown is given one Patience from its start.
+	// expected to run longer, or whose end is unknown, are preempted at
+	// once, as Kueue does.
 	Patience time.Duration
 	// FairSharing, when set, orders admissions within each cohort tree by
 	// dominant resource share and chooses victims in other queues by share.

@@ -175,16 +175,13 @@ func (c *cycle) preemptForHead(cur *cursor) {
 	// tree in their place.
 	finder.Take(targets)
 	c.addUsage(cur, asg.Usage)
-	if wait, unknown, ok := c.endingSoon(targets); ok {
+	if wait, ok := c.endingSoon(targets); ok {
 		// Evicting them would free nothing sooner than their own end:
 		// wait for them, holding the quota.
 		cur.hold(w.Shape)
-		msg := fmt.Sprintf("waiting for %d running workload(s) expected to end within %s rather than preempting them",
-			len(targets), wait.Round(time.Second))
-		if unknown > 0 {
-			msg += fmt.Sprintf(" (%d of unknown runtime, given %s from their start)", unknown, c.opts.Patience)
-		}
-		c.decide(Decision{Workload: w, Assignment: &asg, Reason: WaitingForQuota, Held: asg.Usage, Message: msg})
+		c.decide(Decision{Workload: w, Assignment: &asg, Reason: WaitingForQuota, Held: asg.Usage,
+			Message: fmt.Sprintf("waiting for %d running workload(s) expected to end within %s rather than preempting them",
+				len(targets), wait.Round(time.Second))})
 		cur.pos++
 		if cur.cq.QueueingStrategy == kueue.StrictFIFO {
 			c.blockRest(cur, w)
@@ -205,10 +202,8 @@ func (c *cycle) preemptForHead(cur *cursor) {
 }
 
 // endingSoon reports whether every target is expected to end by itself
-// within the patience, the longest wait, and how many targets have no
-// estimate. A target whose end is unknown is given one patience from its
-// start; one that overran its estimate by
-// more than the patience is not ending soon (an
+// within the patience, and the longest wait. A target whose end is unknown
+// is not, nor one that overran its estimate by more than the patience (an
 // estimate is a guess: a small overrun is still "about to end"), so a
 // preemptor waits at most twice the patience. When most running workloads
 // are late together (lateTogether), a late target is waited for up to
@@ -216,37 +211,28 @@ func (c *cycle) preemptForHead(cur *cursor) {
 // (an API server that stalled, jobs' status writes held up), not this job,
 // unless its estimate was borrowed from other LocalQueues of its cohort
 // tree (it may be another kind of job of the same size).
-func (c *cycle) endingSoon(targets []preemption.Target) (time.Duration, int, bool) {
+func (c *cycle) endingSoon(targets []preemption.Target) (time.Duration, bool) {
 	patience := c.opts.Patience
 	if patience <= 0 || len(targets) == 0 {
-		return 0, 0, false
+		return 0, false
 	}
 	now := c.snap.Now
 	var longest time.Duration
-	unknown := 0
 	for _, t := range targets {
 		end := t.Workload.ExpectedEnd
 		if end == 0 {
-			// No estimate yet: no maximum execution time, and no workload
-			// of its shape has finished in its cohort tree (start-up, a
-			// new kind of job). It is given one patience from its start
-			// and not a moment more.
-			if t.Workload.ReservedAt == 0 || now > t.Workload.ReservedAt+int64(patience) {
-				return 0, 0, false
-			}
-			end = t.Workload.ReservedAt + int64(patience)
-			unknown++
+			return 0, false
 		}
 		if late := time.Duration(now - end); late > patience && (t.Workload.EstimateBorrowed || late > lateCap*patience || !c.lateTogether()) {
-			return 0, 0, false
+			return 0, false
 		}
 		left := max(0, time.Duration(end-now))
 		if left > patience {
-			return 0, 0, false
+			return 0, false
 		}
 		longest = max(longest, left)
 	}
-	return longest, unknown, true
+	return longest, true
 }
 
 // lateCap bounds, in patiences, how long past its estimate a late target
