@@ -123,24 +123,10 @@ func TestTerminatingClusterQueueKeepsItsPlaceInTheCohort(t *testing.T) {
 // same size say nothing); and once it has runtimes of its own, they are
 // used.
 func TestExpectedEndBorrowedWithinTheCohortTree(t *testing.T) {
-	c := New(lifecycle.Options{})
-	c.SetFlavor(&state.Flavor{Name: "f"})
-	c.SetNamespace("ns", nil)
-	c.SetClusterQueue(clusterQueue(t, "cq-a", "team", "10"))
-	c.SetClusterQueue(clusterQueue(t, "cq-b", "team", "10"))
-	c.SetClusterQueue(clusterQueue(t, "cq-other", "", "10"))
-	for lq, cq := range map[string]kueue.ClusterQueueReference{"a": "cq-a", "b": "cq-b", "other": "cq-other"} {
-		c.SetLocalQueue(LocalQueueKey{Namespace: "ns", Name: kueue.LocalQueueName(lq)}, cq, kueue.None)
-	}
+	c, put1 := treeCache(t)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	put := func(name, lq, rv, cq string, reserved time.Time, ran time.Duration) {
-		wl := admittedWL(name, lq, rv, cq, "1")
-		wl.Status.Conditions[0].LastTransitionTime = metav1.NewTime(reserved)
-		if ran > 0 {
-			wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished,
-				Status: metav1.ConditionTrue, Reason: "Succeeded", LastTransitionTime: metav1.NewTime(reserved.Add(ran))})
-		}
-		c.UpsertWorkload(wl)
+		put1(name, lq, rv, cq, "1", reserved, ran)
 	}
 	get := func(name string) *state.Admitted {
 		a, ok := c.Admitted(types.NamespacedName{Namespace: "ns", Name: name})
@@ -242,25 +228,8 @@ func TestEstimateIsTheMedianRuntime(t *testing.T) {
 // the first end of its own shape in the tree replaces that estimate.
 // Another tree's runtimes are never used.
 func TestExpectedEndFromAnyShapeOfTheTree(t *testing.T) {
-	c := New(lifecycle.Options{})
-	c.SetFlavor(&state.Flavor{Name: "f"})
-	c.SetNamespace("ns", nil)
-	c.SetClusterQueue(clusterQueue(t, "cq-a", "team", "10"))
-	c.SetClusterQueue(clusterQueue(t, "cq-b", "team", "10"))
-	c.SetClusterQueue(clusterQueue(t, "cq-other", "", "10"))
-	for lq, cq := range map[string]kueue.ClusterQueueReference{"a": "cq-a", "b": "cq-b", "other": "cq-other"} {
-		c.SetLocalQueue(LocalQueueKey{Namespace: "ns", Name: kueue.LocalQueueName(lq)}, cq, kueue.None)
-	}
+	c, put := treeCache(t)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	put := func(name, lq, rv, cq, cpu string, reserved time.Time, ran time.Duration) {
-		wl := admittedWL(name, lq, rv, cq, cpu)
-		wl.Status.Conditions[0].LastTransitionTime = metav1.NewTime(reserved)
-		if ran > 0 {
-			wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished,
-				Status: metav1.ConditionTrue, Reason: "Succeeded", LastTransitionTime: metav1.NewTime(reserved.Add(ran))})
-		}
-		c.UpsertWorkload(wl)
-	}
 	end := func(name string) (time.Time, bool) {
 		a, ok := c.Admitted(types.NamespacedName{Namespace: "ns", Name: name})
 		if !ok {
@@ -287,5 +256,30 @@ func TestExpectedEndFromAnyShapeOfTheTree(t *testing.T) {
 	if got, borrowed := end("medium"); !got.Equal(t0.Add(7*time.Second)) || !borrowed {
 		t.Fatalf("medium once one of its shape ended in the tree: expected end %v borrowed %v, want %v (reserved + 6 s) borrowed",
 			got, borrowed, t0.Add(7*time.Second))
+	}
+}
+
+// treeCache returns a cache with ClusterQueues cq-a and cq-b in Cohort
+// team and cq-other alone, LocalQueues a, b and other in namespace ns, and
+// a function that upserts a workload reserved at a time and, when ran is
+// positive, finished that long after.
+func treeCache(t *testing.T) (*Cache, func(name, lq, rv, cq, cpu string, reserved time.Time, ran time.Duration)) {
+	c := New(lifecycle.Options{})
+	c.SetFlavor(&state.Flavor{Name: "f"})
+	c.SetNamespace("ns", nil)
+	c.SetClusterQueue(clusterQueue(t, "cq-a", "team", "10"))
+	c.SetClusterQueue(clusterQueue(t, "cq-b", "team", "10"))
+	c.SetClusterQueue(clusterQueue(t, "cq-other", "", "10"))
+	for lq, cq := range map[string]kueue.ClusterQueueReference{"a": "cq-a", "b": "cq-b", "other": "cq-other"} {
+		c.SetLocalQueue(LocalQueueKey{Namespace: "ns", Name: kueue.LocalQueueName(lq)}, cq, kueue.None)
+	}
+	return c, func(name, lq, rv, cq, cpu string, reserved time.Time, ran time.Duration) {
+		wl := admittedWL(name, lq, rv, cq, cpu)
+		wl.Status.Conditions[0].LastTransitionTime = metav1.NewTime(reserved)
+		if ran > 0 {
+			wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished,
+				Status: metav1.ConditionTrue, Reason: "Succeeded", LastTransitionTime: metav1.NewTime(reserved.Add(ran))})
+		}
+		c.UpsertWorkload(wl)
 	}
 }
