@@ -34,7 +34,8 @@ func run() error {
 		"with a self-issued certificate kept in webhook.certDir, and register the webhook configurations with that URL")
 	patience := flag.Duration("preemption-patience", scheduling.DefaultPatience,
 		"wait instead of preempting when every workload a preemption would evict is expected to end within this "+
-			"(from its maximumExecutionTimeSeconds or the runtimes of its LocalQueue's earlier workloads of its shape); 0 preempts at once, as Kueue does")
+			"(from its maximumExecutionTimeSeconds or the runtimes of earlier workloads of its shape in its LocalQueue or cohort tree, "+
+			"or of any shape in its cohort tree); 0 preempts at once, as Kueue does")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
