@@ -151,9 +151,13 @@ func (c *Cache) estimateTreeLocked(root treeKey, shape string) {
 		if (a.ExpectedEnd != 0 && !a.EstimateBorrowed) || c.rootKeyLocked(a.ClusterQueue) != root {
 			return true
 		}
-		if r := c.records[a.Key]; r != nil && (shape == "" || c.shapeKeyOf(r.obj) == shape) {
+		r := c.records[a.Key]
+		if r == nil {
+			return true
+		}
+		if key := c.shapeKeyOf(r.obj); shape == "" || key == shape {
 			cp := *a
-			c.estimateLocked(r.obj, shape, &cp)
+			c.estimateLocked(r.obj, key, &cp)
 			_ = c.state.Replace(&cp)
 		}
 		return true
