@@ -235,7 +235,7 @@ func (e *engine) clock(t time.Duration) metav1.Time { return metav1.NewTime(epoc
 // API server keeps to the second: the manager reads runtimes and
 // reservation times from those.
 func (e *engine) stamp(t time.Duration) metav1.Time {
-	return metav1.NewTime(epoch.Add(t).Truncate(time.Second))
+	return metav1.NewTime(e.clock(t).Truncate(time.Second))
 }
 
 // nextVersion returns a new resourceVersion.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
@@ -43,19 +44,14 @@ func withoutFrontProxy(ctx context.Context, cs kubernetes.Interface, authn *gene
 	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
 	cm, err := cs.CoreV1().ConfigMaps(authConfigMapNamespace).Get(ctx, authConfigMapName, metav1.GetOptions{})
-	var data map[string]string
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
+	if apierrors.IsNotFound(err) {
+		cm, err = &corev1.ConfigMap{}, nil
+	}
+	if err != nil || cm.Data[requestHeaderCAKey] != "" {
 		return "", nil
-	default:
-		if cm.Data[requestHeaderCAKey] != "" {
-			return "", nil
-		}
-		data = cm.Data
 	}
 	authn.SkipInClusterLookup = true
-	if ca := data[clientCAKey]; ca != "" {
+	if ca := cm.Data[clientCAKey]; ca != "" {
 		path := filepath.Join(dir, "client-ca.crt")
 		if err := os.WriteFile(path, []byte(ca), 0o600); err != nil {
 			return "", fmt.Errorf("visibility server: writing the cluster's client CA: %w", err)
