@@ -61,8 +61,13 @@ type runtimeRing struct {
 	n, next int
 }
 
-func (h runtimeHistory) add(k runtimeKey, d time.Duration) {
+// add records a runtime; it reports whether it is the key's first (then
+// the running workloads the key estimates are estimated again).
+func (h runtimeHistory) add(k runtimeKey, d time.Duration) (first bool) {
 	r := h[k]
+	if r == nil || r.n == 0 {
+		first = true
+	}
 	if r == nil {
 		if len(h) >= maxRuntimeKeys {
 			clear(h)
@@ -73,6 +78,7 @@ func (h runtimeHistory) add(k runtimeKey, d time.Duration) {
 	r.samples[r.next] = d
 	r.next = (r.next + 1) % runtimeSamples
 	r.n = min(r.n+1, runtimeSamples)
+	return first
 }
 
 // typical returns the median of the recent runtimes (the upper one of an
@@ -109,23 +115,18 @@ func (c *Cache) noteRuntimeLocked(wl, held *kueue.Workload, a *state.Admitted) {
 	// run for nothing ran for less than a second.
 	ran = max(ran, time.Second)
 	k := runtimeKey{lq: localQueueOf(held), shape: c.shapeKeyOf(held)}
-	_, known := c.runtimes.typical(k)
-	c.runtimes.add(k, ran)
+	first := c.runtimes.add(k, ran)
 	if root := c.rootKeyLocked(a.ClusterQueue); root.name != "" {
-		tree := runtimeKey{root: root, shape: k.shape}
-		_, treeKnown := c.runtimes.typical(tree)
-		c.runtimes.add(tree, ran)
-		anyShape := runtimeKey{root: root}
-		_, anyKnown := c.runtimes.typical(anyShape)
-		c.runtimes.add(anyShape, ran)
+		treeFirst := c.runtimes.add(runtimeKey{root: root, shape: k.shape}, ran)
+		anyFirst := c.runtimes.add(runtimeKey{root: root}, ran)
 		switch {
-		case !anyKnown:
+		case anyFirst:
 			c.estimateTreeLocked(root, "")
-		case !treeKnown:
+		case treeFirst:
 			c.estimateTreeLocked(root, k.shape)
 		}
 	}
-	if !known {
+	if first {
 		c.estimateRunningLocked(k)
 	}
 }
