@@ -30,10 +30,11 @@ const lastApplied = corev1.LastAppliedConfigAnnotation
 
 // cacheOptions trims what the manager caches.
 func cacheOptions() ctrlcache.Options {
+	t := newTrimmer()
 	return ctrlcache.Options{
 		DefaultTransform: trimMeta,
 		ByObject: map[client.Object]ctrlcache.ByObject{
-			&kueue.Workload{}: {Transform: trimWorkload},
+			&kueue.Workload{}: {Transform: t.workload},
 			&corev1.Pod{}:     managedPods(),
 		},
 	}
@@ -56,18 +57,39 @@ func trimMeta(obj any) (any, error) {
 	return obj, nil
 }
 
-// trimWorkload is trimMeta plus the pod templates cut to what is read.
-func trimWorkload(obj any) (any, error) {
+// trimmer trims the Workloads of one cache; equal resource lists of its
+// Workloads are shared.
+type trimmer struct {
+	lists *sharedLists
+}
+
+func newTrimmer() *trimmer {
+	return &trimmer{lists: newSharedLists()}
+}
+
+// workload is trimMeta plus the pod templates cut to what is read.
+func (t *trimmer) workload(obj any) (any, error) {
 	obj, _ = trimMeta(obj)
 	wl, ok := obj.(*kueue.Workload)
 	if !ok {
 		return obj, nil
 	}
-	for i := range wl.Spec.PodSets {
-		trimPodSpec(&wl.Spec.PodSets[i].Template.Spec)
-	}
 	if meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 		trimFinished(wl)
+		return wl, nil
+	}
+	for i := range wl.Spec.PodSets {
+		t.trimPodSpec(&wl.Spec.PodSets[i].Template.Spec)
+	}
+	for i := range wl.Status.ResourceRequests {
+		rr := &wl.Status.ResourceRequests[i]
+		rr.Resources = t.lists.share(rr.Resources)
+	}
+	if a := wl.Status.Admission; a != nil {
+		for i := range a.PodSetAssignments {
+			psa := &a.PodSetAssignments[i]
+			psa.ResourceUsage = t.lists.share(psa.ResourceUsage)
+		}
 	}
 	return wl, nil
 }
@@ -98,14 +120,14 @@ func trimFinished(wl *kueue.Workload) {
 	apply.MarkTrimmed(wl)
 }
 
-func trimPodSpec(spec *corev1.PodSpec) {
+func (t *trimmer) trimPodSpec(spec *corev1.PodSpec) {
 	keep := func(cs []corev1.Container) []corev1.Container {
 		if cs == nil {
 			return nil
 		}
 		out := make([]corev1.Container, len(cs))
 		for i, c := range cs {
-			out[i] = corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy}
+			out[i] = corev1.Container{Name: c.Name, Resources: t.resources(c.Resources), RestartPolicy: c.RestartPolicy}
 		}
 		return out
 	}
@@ -118,10 +140,20 @@ func trimPodSpec(spec *corev1.PodSpec) {
 		PriorityClassName: spec.PriorityClassName,
 		Priority:          spec.Priority,
 		RuntimeClassName:  spec.RuntimeClassName,
-		Overhead:          spec.Overhead,
+		Overhead:          t.lists.share(spec.Overhead),
 		RestartPolicy:     spec.RestartPolicy,
 		SchedulingGates:   spec.SchedulingGates,
 		ResourceClaims:    spec.ResourceClaims,
 		Resources:         spec.Resources,
 	}
+	if r := spec.Resources; r != nil {
+		shared := t.resources(*r)
+		spec.Resources = &shared
+	}
+}
+
+func (t *trimmer) resources(r corev1.ResourceRequirements) corev1.ResourceRequirements {
+	r.Requests = t.lists.share(r.Requests)
+	r.Limits = t.lists.share(r.Limits)
+	return r
 }

@@ -36,7 +36,7 @@ func TestTrimmedWorkloadKeepsWhatIsRead(t *testing.T) {
 		Spec: kueue.WorkloadSpec{PodSets: []kueue.PodSet{{Name: "main", Count: 4, MinCount: ptr.To[int32](2),
 			Template: corev1.PodTemplateSpec{Spec: spec}}}}}
 	orig := wl.DeepCopy()
-	out, err := trimWorkload(wl)
+	out, err := newTrimmer().workload(wl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestFinishedWorkloadIsTrimmedAndMarked(t *testing.T) {
 	running := wl.DeepCopy()
 	running.Status.Conditions = running.Status.Conditions[:1]
 
-	out, _ := trimWorkload(wl)
+	out, _ := newTrimmer().workload(wl)
 	got := out.(*kueue.Workload)
 	if !apply.Trimmed(got) {
 		t.Fatal("a finished Workload's trimmed copy is not marked")
@@ -91,7 +91,7 @@ func TestFinishedWorkloadIsTrimmedAndMarked(t *testing.T) {
 		t.Fatalf("conditions %v, want both kept", got.Status.Conditions)
 	}
 
-	out, _ = trimWorkload(running)
+	out, _ = newTrimmer().workload(running)
 	kept := out.(*kueue.Workload)
 	if apply.Trimmed(kept) || kept.Status.ResourceRequests == nil || kept.Status.Admission.PodSetAssignments[0].ResourceUsage == nil ||
 		len(kept.Spec.PodSets[0].Template.Spec.Containers) != 1 {
