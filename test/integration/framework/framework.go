@@ -123,18 +123,20 @@ func StartWith(o Options) (*Env, error) {
 	if err := os.Setenv("KUBEBUILDER_ASSETS", bin); err != nil {
 		return nil, fmt.Errorf("setting KUBEBUILDER_ASSETS: %w", err)
 	}
+	e := &Env{env: env, Scheme: scheme, persistent: o.StateDir != "", tmp: tmp}
+	noteRunning(e) // an interrupt while it starts stops what has started
 	cfg, err := env.Start()
 	if err != nil {
-		os.RemoveAll(tmp)
+		_ = e.Stop()
 		return nil, fmt.Errorf("starting envtest control plane: %w", err)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
-		_ = env.Stop()
-		os.RemoveAll(tmp)
+		_ = e.Stop()
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
-	return &Env{env: env, Config: cfg, Client: c, Scheme: scheme, persistent: o.StateDir != "", tmp: tmp}, nil
+	e.Config, e.Client = cfg, c
+	return e, nil
 }
 
 // configure applies the options to the environment before it starts.
@@ -202,6 +204,7 @@ func (e *Env) Stop() error {
 	if e == nil || e.env == nil {
 		return nil
 	}
+	noteStopped(e)
 	err := e.env.Stop()
 	if e.tmp != "" {
 		os.RemoveAll(e.tmp)
