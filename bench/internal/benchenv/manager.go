@@ -182,6 +182,12 @@ func (m *Manager) Stop(grace time.Duration) (ExitStats, error) {
 func (m *Manager) Sample() (procstat.Sample, error) { return procstat.Read(m.PID) }
 
 // fetch saves an endpoint of the pprof server into path.
+// SaveHeapProfile writes the manager's heap profile to path (the manager
+// must run with Pprof).
+func (m *Manager) SaveHeapProfile(ctx context.Context, path string) error {
+	return m.fetch(ctx, "/debug/pprof/heap", path)
+}
+
 func (m *Manager) fetch(ctx context.Context, endpoint, path string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.PprofAddr+endpoint, nil)
 	if err != nil {

@@ -13,17 +13,26 @@ const mib = 1 << 20
 
 // sampler reads a process's CPU and memory at a fixed period and keeps
 // the high-water mark of its resident memory, so that the peak is known
-// even if the process dies before its exit status can be read.
+// even if the process dies before its exit status can be read. With
+// onGrowth, it calls it (on its own goroutine, sampling paused) each time
+// the resident memory passes the last mark by a tenth: the manager's heap
+// profile at its peak, not only at the end.
 type sampler struct {
-	pid  int
-	mu   sync.Mutex
-	peak int64
-	stop chan struct{}
-	done chan struct{}
+	pid      int
+	mu       sync.Mutex
+	peak     int64
+	onGrowth func()
+	mark     int64
+	stop     chan struct{}
+	done     chan struct{}
 }
 
-func startSampler(pid int, every time.Duration) *sampler {
-	s := &sampler{pid: pid, stop: make(chan struct{}), done: make(chan struct{})}
+// growthStep is how much the resident memory grows, over the last mark,
+// before onGrowth is called again.
+const growthStep = 0.1
+
+func startSampler(pid int, every time.Duration, onGrowth func()) *sampler {
+	s := &sampler{pid: pid, onGrowth: onGrowth, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		tick := time.NewTicker(every)
@@ -46,8 +55,15 @@ func (s *sampler) read() {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.peak = max(s.peak, smp.PeakRSSBytes, smp.RSSBytes)
+	grew := s.onGrowth != nil && float64(smp.RSSBytes) > float64(s.mark)*(1+growthStep)
+	if grew {
+		s.mark = smp.RSSBytes
+	}
+	s.mu.Unlock()
+	if grew {
+		s.onGrowth()
+	}
 }
 
 // Stop ends the sampling and returns the peak resident memory in bytes.

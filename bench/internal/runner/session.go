@@ -98,7 +98,16 @@ func (s *session) measure(ctx, runCtx context.Context, d *driver.Driver, stopDri
 		apiProf = benchenv.APIServerProfile(runCtx, s.cp.Config, apiProfileDelay, apiProfileLength,
 			filepath.Join(s.o.Out, "apiserver-cpu.pprof"))
 	}
-	smp := startSampler(s.mgr.PID, sampleEvery)
+	var onGrowth func()
+	if s.o.Pprof {
+		peakHeap := filepath.Join(s.o.Out, "manager-heap-peak.pprof")
+		onGrowth = func() {
+			if err := s.mgr.SaveHeapProfile(runCtx, peakHeap); err != nil && runCtx.Err() == nil {
+				s.o.logf("saving the manager's heap profile: %v", err)
+			}
+		}
+	}
+	smp := startSampler(s.mgr.PID, sampleEvery, onGrowth)
 	before := take(s.mgr.PID, s.cp.APIServerPID, s.cp.EtcdPID)
 	total := len(s.sc.plan.Workloads)
 	s.o.logf("running %d workloads (timeout %s)", total, s.o.Timeout)
