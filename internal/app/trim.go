@@ -21,7 +21,8 @@ import (
 // policy), the node selector, tolerations, affinity, priority class,
 // runtime class and overhead: what quota, flavor assignment and the
 // jobframework's comparison of pod sets use; for a finished Workload, less
-// (trimFinished). Nothing written back comes
+// (trimFinished). Equal resource lists of different Workloads are one
+// shared map (sharedLists). Nothing written back comes
 // from a trimmed object: the manager writes Workloads with server-side
 // apply of status, and with patches of the fields it changes.
 
