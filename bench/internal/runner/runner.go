@@ -112,11 +112,21 @@ func Run(ctx context.Context, o Options) (*summary.Summary, error) {
 	}
 	sum := summary.Compute(*in)
 	rp := buildReplay(sc, in.Result.Records)
-	if sum.Replay, err = simulateReplay(rp); err != nil {
-		o.logf("simulating the replay: %v", err)
-	}
+	// The run's figures are saved before the replay, which takes minutes.
 	if err := writeResults(o.Out, sc, sum, in.Result, rp); err != nil {
 		return sum, err
+	}
+	if n := len(rp.trace); n > maxReplayWorkloads {
+		o.logf("the run is not replayed in the simulator (%d workloads, more than %d take long under the fitted latency model); "+
+			"replay it by hand: kuota simulate --queues %[3]s/%[4]s --trace %[3]s/%[5]s --latency \"$(cat %[3]s/%[6]s)\"",
+			n, maxReplayWorkloads, o.Out, ReplayQueuesFile, ReplayTraceFile, ReplayLatencyFile)
+	} else {
+		o.logf("replaying the run in the simulator")
+		if sum.Replay, err = simulateReplay(rp); err != nil {
+			o.logf("simulating the replay: %v", err)
+		} else if err := writeResults(o.Out, sc, sum, in.Result, rp); err != nil {
+			return sum, err
+		}
 	}
 	o.logf("results in %s", o.Out)
 	if ctx.Err() != nil {
