@@ -28,15 +28,10 @@ const (
 // object per line), the replay (writeReplay) and a copy of the scenario
 // and its targets.
 func writeResults(dir string, sc *plan, s *summary.Summary, res *driver.Result, rp replay) error {
-	data, err := yaml.Marshal(s)
-	if err != nil {
-		return fmt.Errorf("encoding summary: %w", err)
+	if err := writeSummary(dir, s); err != nil {
+		return err
 	}
-	var table bytes.Buffer
-	if err := summary.Render(&table, s); err != nil {
-		return fmt.Errorf("rendering table: %w", err)
-	}
-	files := map[string][]byte{SummaryFile: data, TableFile: table.Bytes()}
+	files := map[string][]byte{}
 	for _, src := range []string{sc.path, scenario.TargetsPath(sc.path)} {
 		content, err := os.ReadFile(src)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -63,6 +58,24 @@ func writeResults(dir string, sc *plan, s *summary.Summary, res *driver.Result, 
 		ref = sc.targets.Kueue
 	}
 	return writePlots(dir, s, res, ref)
+}
+
+// writeSummary saves the summary and its table (again after the replay).
+func writeSummary(dir string, s *summary.Summary) error {
+	data, err := yaml.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encoding summary: %w", err)
+	}
+	var table bytes.Buffer
+	if err := summary.Render(&table, s); err != nil {
+		return fmt.Errorf("rendering table: %w", err)
+	}
+	for name, content := range map[string][]byte{SummaryFile: data, TableFile: table.Bytes()} {
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 func writeEvents(path string, events []driver.Event) error {

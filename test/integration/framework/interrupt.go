@@ -15,8 +15,7 @@ import (
 // binary exits.
 var running struct {
 	sync.Mutex
-	envs  map[*Env]bool
-	armed bool
+	envs map[*Env]bool // nil until the first Env, which arms the handler
 }
 
 func noteRunning(e *Env) {
@@ -24,10 +23,6 @@ func noteRunning(e *Env) {
 	defer running.Unlock()
 	if running.envs == nil {
 		running.envs = map[*Env]bool{}
-	}
-	running.envs[e] = true
-	if !running.armed {
-		running.armed = true
 		signals := make(chan os.Signal, 1)
 		signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 		go func() {
@@ -37,6 +32,7 @@ func noteRunning(e *Env) {
 			os.Exit(2)
 		}()
 	}
+	running.envs[e] = true
 }
 
 func noteStopped(e *Env) {
