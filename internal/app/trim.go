@@ -22,7 +22,8 @@ import (
 // runtime class and overhead: what quota, flavor assignment and the
 // jobframework's comparison of pod sets use; for a finished Workload, less
 // (trimFinished). Equal resource lists of different Workloads are one
-// shared map (sharedLists). Nothing written back comes
+// shared map (sharedLists), and their repeated strings one shared copy
+// (sharedStrings). Nothing written back comes
 // from a trimmed object: the manager writes Workloads with server-side
 // apply of status, and with patches of the fields it changes.
 
@@ -61,11 +62,12 @@ func trimMeta(obj any) (any, error) {
 // trimmer trims the Workloads of one cache; equal resource lists of its
 // Workloads are shared.
 type trimmer struct {
-	lists *sharedLists
+	lists   *sharedLists
+	strings *sharedStrings
 }
 
 func newTrimmer() *trimmer {
-	return &trimmer{lists: newSharedLists()}
+	return &trimmer{lists: newSharedLists(), strings: newSharedStrings()}
 }
 
 // workload is trimMeta plus the pod templates cut to what is read.
@@ -75,12 +77,15 @@ func (t *trimmer) workload(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
+	t.shareStrings(wl)
 	if meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 		trimFinished(wl)
 		return wl, nil
 	}
 	for i := range wl.Spec.PodSets {
-		t.trimPodSpec(&wl.Spec.PodSets[i].Template.Spec)
+		ps := &wl.Spec.PodSets[i]
+		ps.Name = kueue.PodSetReference(t.strings.share(string(ps.Name)))
+		t.trimPodSpec(&ps.Template.Spec)
 	}
 	for i := range wl.Status.ResourceRequests {
 		rr := &wl.Status.ResourceRequests[i]
@@ -128,7 +133,7 @@ func (t *trimmer) trimPodSpec(spec *corev1.PodSpec) {
 		}
 		out := make([]corev1.Container, len(cs))
 		for i, c := range cs {
-			out[i] = corev1.Container{Name: c.Name, Resources: t.resources(c.Resources), RestartPolicy: c.RestartPolicy}
+			out[i] = corev1.Container{Name: t.strings.share(c.Name), Resources: t.resources(c.Resources), RestartPolicy: c.RestartPolicy}
 		}
 		return out
 	}
@@ -138,7 +143,7 @@ func (t *trimmer) trimPodSpec(spec *corev1.PodSpec) {
 		NodeSelector:      spec.NodeSelector,
 		Tolerations:       spec.Tolerations,
 		Affinity:          spec.Affinity,
-		PriorityClassName: spec.PriorityClassName,
+		PriorityClassName: t.strings.share(spec.PriorityClassName),
 		Priority:          spec.Priority,
 		RuntimeClassName:  spec.RuntimeClassName,
 		Overhead:          t.lists.share(spec.Overhead),
@@ -157,4 +162,43 @@ func (t *trimmer) resources(r corev1.ResourceRequirements) corev1.ResourceRequir
 	r.Requests = t.lists.share(r.Requests)
 	r.Limits = t.lists.share(r.Limits)
 	return r
+}
+
+// shareStrings points the Workload's repeated strings (sharedStrings) to
+// the cache's shared copies.
+func (t *trimmer) shareStrings(wl *kueue.Workload) {
+	s := t.strings.share
+	wl.Namespace = s(wl.Namespace)
+	for i := range wl.Finalizers {
+		wl.Finalizers[i] = s(wl.Finalizers[i])
+	}
+	for i := range wl.OwnerReferences {
+		o := &wl.OwnerReferences[i]
+		o.APIVersion, o.Kind = s(o.APIVersion), s(o.Kind)
+	}
+	wl.Spec.QueueName = kueue.LocalQueueName(s(string(wl.Spec.QueueName)))
+	if r := wl.Spec.PriorityClassRef; r != nil {
+		r.Name = s(r.Name)
+	}
+	for i := range wl.Status.Conditions {
+		c := &wl.Status.Conditions[i]
+		c.Type, c.Reason, c.Message = s(c.Type), s(c.Reason), s(c.Message)
+	}
+	if a := wl.Status.Admission; a != nil {
+		a.ClusterQueue = kueue.ClusterQueueReference(s(string(a.ClusterQueue)))
+		for i := range a.PodSetAssignments {
+			psa := &a.PodSetAssignments[i]
+			psa.Name = kueue.PodSetReference(s(string(psa.Name)))
+		}
+	}
+	for i := range wl.Status.AdmissionChecks {
+		c := &wl.Status.AdmissionChecks[i]
+		c.Name = kueue.AdmissionCheckReference(s(string(c.Name)))
+		c.State = kueue.CheckState(s(string(c.State)))
+		c.Message = s(c.Message)
+	}
+	for i := range wl.Status.ResourceRequests {
+		r := &wl.Status.ResourceRequests[i]
+		r.Name = kueue.PodSetReference(s(string(r.Name)))
+	}
 }
