@@ -3,12 +3,15 @@ package app
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
+	"github.com/kuota-dev/kuota/internal/intern"
+	"github.com/kuota-dev/kuota/internal/jobframework"
 )
 
 // The manager's informers keep every object it watches in memory, and a
@@ -23,7 +26,7 @@ import (
 // jobframework's comparison of pod sets use; for a finished Workload, less
 // (trimFinished). Equal resource lists of different Workloads are one
 // shared map (sharedLists), and their repeated strings one shared copy
-// (sharedStrings). Nothing written back comes
+// (intern.Table). Nothing written back comes
 // from a trimmed object: the manager writes Workloads with server-side
 // apply of status, and with patches of the fields it changes.
 
@@ -63,11 +66,11 @@ func trimMeta(obj any) (any, error) {
 // Workloads are shared.
 type trimmer struct {
 	lists   *sharedLists
-	strings *sharedStrings
+	strings *intern.Table
 }
 
 func newTrimmer() *trimmer {
-	return &trimmer{lists: newSharedLists(), strings: newSharedStrings()}
+	return &trimmer{lists: newSharedLists(), strings: intern.New()}
 }
 
 // workload is trimMeta plus the pod templates cut to what is read.
@@ -84,7 +87,7 @@ func (t *trimmer) workload(obj any) (any, error) {
 	}
 	for i := range wl.Spec.PodSets {
 		ps := &wl.Spec.PodSets[i]
-		ps.Name = kueue.PodSetReference(t.strings.share(string(ps.Name)))
+		ps.Name = kueue.PodSetReference(t.strings.Share(string(ps.Name)))
 		t.trimPodSpec(&ps.Template.Spec)
 	}
 	for i := range wl.Status.ResourceRequests {
@@ -100,30 +103,49 @@ func (t *trimmer) workload(obj any) (any, error) {
 	return wl, nil
 }
 
-// trimFinished cuts what nothing reads once a Workload is over: the pod
-// sets (a PodSet is 864 bytes even with an empty template: a third of a
-// finished Workload's memory, and the cache holds every finished one until
-// it is deleted), the admission's flavors, usage and topology (it keeps the
-// ClusterQueue and each PodSet's name and count) and the resource
-// requests. The job reconcilers (plain pods, groups and LeaderWorkerSets
-// too) do nothing with a finished Workload but drop its finalizer with a
-// patch of the finalizers alone, the lifecycle places it as gone before
-// looking at its pod sets, and the cache keys the runtime history by the
-// copy that held the quota. The copy is marked, and the apply Writer
-// refuses a status write from it.
+// trimFinished cuts what nothing reads once a Workload is over; the cache
+// holds every finished Workload until it is deleted, so this is most of
+// the manager's memory on a busy cluster. A finished Workload is read
+// for its Finished condition, its metadata (finalizers, owners, the
+// owner annotations) and its queue: the job reconcilers (plain pods,
+// groups and LeaderWorkerSets too) do nothing with it but drop its
+// finalizer with a patch of the finalizers alone, the lifecycle places it
+// as gone on its Finished condition before anything else, metrics take
+// its ClusterQueue from the reservation it held, and the cache keys the
+// runtime history by the copy that held the quota. So the copy keeps of
+// its status the Finished condition, the admission's ClusterQueue and
+// the admission checks' states; of its labels the job-uid label of an
+// orphan (the job index reads it); and no pod sets (a PodSet is 864
+// bytes even with an empty template). The copy is marked, and the apply
+// Writer refuses a status write from it.
 func trimFinished(wl *kueue.Workload) {
 	wl.Spec.PodSets = nil
+	wl.Labels = finishedLabels(wl)
+	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished); c != nil {
+		wl.Status.Conditions = []metav1.Condition{*c}
+	}
 	if a := wl.Status.Admission; a != nil {
-		for i := range a.PodSetAssignments {
-			psa := &a.PodSetAssignments[i]
-			*psa = kueue.PodSetAssignment{Name: psa.Name, Count: psa.Count}
-		}
+		wl.Status.Admission = &kueue.Admission{ClusterQueue: a.ClusterQueue}
 	}
 	wl.Status.ResourceRequests = nil
 	for i := range wl.Status.AdmissionChecks {
 		wl.Status.AdmissionChecks[i].PodSetUpdates = nil
 	}
 	apply.MarkTrimmed(wl)
+}
+
+// finishedLabels keeps the job-uid label of a Workload without owners
+// (its job was deleted with orphan propagation): jobframework's job
+// index reads it. Other labels of a finished Workload are not read.
+func finishedLabels(wl *kueue.Workload) map[string]string {
+	uid, ok := wl.Labels[jobframework.JobUIDLabel]
+	if !ok || len(wl.OwnerReferences) > 0 {
+		return nil
+	}
+	if len(wl.Labels) == 1 {
+		return wl.Labels
+	}
+	return map[string]string{jobframework.JobUIDLabel: uid}
 }
 
 func (t *trimmer) trimPodSpec(spec *corev1.PodSpec) {
@@ -133,7 +155,7 @@ func (t *trimmer) trimPodSpec(spec *corev1.PodSpec) {
 		}
 		out := make([]corev1.Container, len(cs))
 		for i, c := range cs {
-			out[i] = corev1.Container{Name: t.strings.share(c.Name), Resources: t.resources(c.Resources), RestartPolicy: c.RestartPolicy}
+			out[i] = corev1.Container{Name: t.strings.Share(c.Name), Resources: t.resources(c.Resources), RestartPolicy: c.RestartPolicy}
 		}
 		return out
 	}
@@ -143,7 +165,7 @@ func (t *trimmer) trimPodSpec(spec *corev1.PodSpec) {
 		NodeSelector:      spec.NodeSelector,
 		Tolerations:       spec.Tolerations,
 		Affinity:          spec.Affinity,
-		PriorityClassName: t.strings.share(spec.PriorityClassName),
+		PriorityClassName: t.strings.Share(spec.PriorityClassName),
 		Priority:          spec.Priority,
 		RuntimeClassName:  spec.RuntimeClassName,
 		Overhead:          t.lists.share(spec.Overhead),
@@ -164,10 +186,10 @@ func (t *trimmer) resources(r corev1.ResourceRequirements) corev1.ResourceRequir
 	return r
 }
 
-// shareStrings points the Workload's repeated strings (sharedStrings) to
+// shareStrings points the Workload's repeated strings (intern.Table) to
 // the cache's shared copies.
 func (t *trimmer) shareStrings(wl *kueue.Workload) {
-	s := t.strings.share
+	s := t.strings.Share
 	wl.Namespace = s(wl.Namespace)
 	for i := range wl.Finalizers {
 		wl.Finalizers[i] = s(wl.Finalizers[i])

@@ -60,7 +60,9 @@ func TestTrimmedWorkloadKeepsWhatIsRead(t *testing.T) {
 // over, and marked so that no status is ever written from that copy.
 func TestFinishedWorkloadIsTrimmedAndMarked(t *testing.T) {
 	cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
-	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"},
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns",
+		Labels:      map[string]string{jobframework.JobUIDLabel: "job-uid", "team": "a"},
+		Annotations: map[string]string{jobframework.JobOwnerNameAnnotation: "job"}},
 		Spec: kueue.WorkloadSpec{QueueName: "lq", PodSets: []kueue.PodSet{{Name: "main", Count: 4, MinCount: ptr.To[int32](2),
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c",
 				Resources: corev1.ResourceRequirements{Requests: cpu}}}}}}}},
@@ -83,12 +85,23 @@ func TestFinishedWorkloadIsTrimmedAndMarked(t *testing.T) {
 		t.Fatalf("finished spec %+v, want the queue without pod sets", got.Spec)
 	}
 	a := got.Status.Admission
-	if a == nil || a.ClusterQueue != "cq" || a.PodSetAssignments[0].Name != "main" || *a.PodSetAssignments[0].Count != 4 ||
-		a.PodSetAssignments[0].Flavors != nil || a.PodSetAssignments[0].ResourceUsage != nil || got.Status.ResourceRequests != nil {
-		t.Fatalf("finished status %+v, want the admission's ClusterQueue and counts only", got.Status)
+	if a == nil || a.ClusterQueue != "cq" || a.PodSetAssignments != nil || got.Status.ResourceRequests != nil {
+		t.Fatalf("finished status %+v, want the admission's ClusterQueue only", got.Status)
 	}
-	if len(got.Status.Conditions) != 2 {
-		t.Fatalf("conditions %v, want both kept", got.Status.Conditions)
+	if len(got.Status.Conditions) != 1 || !jobframework.IsFinished(got) || got.Status.Conditions[0].Reason != kueue.WorkloadFinishedSucceeded {
+		t.Fatalf("conditions %v, want the Finished condition alone", got.Status.Conditions)
+	}
+	// An orphan keeps the job-uid label, which the job index reads; its
+	// other labels are not read.
+	if len(got.Labels) != 1 || got.Labels[jobframework.JobUIDLabel] != "job-uid" || got.Annotations[jobframework.JobOwnerNameAnnotation] != "job" {
+		t.Fatalf("orphan's labels %v annotations %v, want the job-uid label and the owner annotations", got.Labels, got.Annotations)
+	}
+	owned := wl.DeepCopy()
+	owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "job", UID: "job-uid", Controller: ptr.To(true)}}
+	owned.Labels = map[string]string{jobframework.JobUIDLabel: "job-uid", "team": "a"}
+	out, _ = newTrimmer().workload(owned)
+	if got := out.(*kueue.Workload); got.Labels != nil || len(jobframework.IndexWorkloadByJob(got)) != 1 {
+		t.Fatalf("owned finished Workload: labels %v, job index %v; want no labels, indexed by its owner", got.Labels, jobframework.IndexWorkloadByJob(got))
 	}
 
 	out, _ = newTrimmer().workload(running)

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kuota-dev/kuota/internal/intern"
 	"github.com/kuota-dev/kuota/internal/workload"
 )
 
@@ -69,10 +70,15 @@ type pendingWrites struct {
 	wake    chan struct{}
 	send    func(types.NamespacedName, pendingNote, time.Time)
 	now     func() time.Time
+	// messages shares equal messages between notes: workloads of one
+	// shape refused in one queue wait for the same reason, and under a
+	// storm of refusals tens of thousands of notes wait for the rate limit.
+	messages *intern.Table
 }
 
 func newPendingWrites(send func(types.NamespacedName, pendingNote, time.Time), now func() time.Time) *pendingWrites {
-	return &pendingWrites{entries: map[types.NamespacedName]*pendingEntry{}, wake: make(chan struct{}, 1), send: send, now: now}
+	return &pendingWrites{entries: map[types.NamespacedName]*pendingEntry{}, wake: make(chan struct{}, 1), send: send, now: now,
+		messages: intern.New()}
 }
 
 // note records that the workload waits for reason; build gives the full
@@ -93,21 +99,26 @@ func (p *pendingWrites) note(key types.NamespacedName, reason string, now time.T
 	}
 	if e.due != nil {
 		if e.due.reason != reason {
-			n := build()
-			e.due = &n
+			e.due = p.build(build)
 		}
 		return
 	}
 	if e.written == reason && now.Sub(e.writtenAt) < messageRefresh {
 		return
 	}
-	n := build()
-	e.due = &n
+	e.due = p.build(build)
 	p.queue = append(p.queue, queuedNote{key: key, entry: e, at: now.Add(pendingGrace)})
 	select {
 	case p.wake <- struct{}{}:
 	default:
 	}
+}
+
+// build builds a note, its message shared with equal ones.
+func (p *pendingWrites) build(build func() pendingNote) *pendingNote {
+	n := build()
+	n.message = p.messages.Share(n.message)
+	return &n
 }
 
 // next pops the first queued note due at now: the note, or the time to

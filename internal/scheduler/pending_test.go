@@ -2,8 +2,10 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -118,4 +120,24 @@ func TestPendingWritesAreSentInOrder(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// Notes of workloads refused for the same reason hold one copy of their
+// message: tens of thousands may wait for the rate limit.
+func TestWaitingNotesShareEqualMessages(t *testing.T) {
+	now := time.Unix(1000, 0)
+	p := newPendingWrites(nil, nil)
+	built := func() pendingNote {
+		return pendingNote{reason: "WaitingForQuota", message: fmt.Sprintf("insufficient unused quota for %s", "cpu")}
+	}
+	a, b := types.NamespacedName{Namespace: "ns", Name: "a"}, types.NamespacedName{Namespace: "ns", Name: "b"}
+	p.note(a, "WaitingForQuota", now, built)
+	p.note(b, "WaitingForQuota", now, built)
+	got := drain(p, now.Add(pendingGrace))
+	if len(got) != 2 || got[0].message != "insufficient unused quota for cpu" {
+		t.Fatalf("notes %+v, want both with the message", got)
+	}
+	if unsafe.StringData(got[0].message) != unsafe.StringData(got[1].message) {
+		t.Fatal("two waiting notes hold separate copies of one message")
+	}
 }
