@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,6 +32,9 @@ type Options struct {
 	// OnDecision, when set, sees every decision of the scheduling core,
 	// with the virtual time of its cycle.
 	OnDecision func(at time.Duration, d *scheduling.Decision)
+	// Context, when set, stops the simulation once done (checked before
+	// each event): Run returns its error.
+	Context context.Context
 }
 
 // epoch is the virtual clock's zero, for the objects' timestamps.
@@ -157,6 +161,10 @@ func LoadSetup(c *cache.Cache, s *Setup) error {
 // scheduler gets a cycle.
 func (e *engine) loop() {
 	for e.err == nil {
+		if ctx := e.opts.Context; ctx != nil && ctx.Err() != nil {
+			e.err = fmt.Errorf("simulation stopped at %s of virtual time: %w", e.now, context.Cause(ctx))
+			return
+		}
 		ev := e.next()
 		if ev == nil {
 			return

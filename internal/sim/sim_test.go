@@ -2,6 +2,8 @@ package sim
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -252,5 +254,28 @@ func TestSeenAfterCountsInTimeToAdmission(t *testing.T) {
 	}
 	if got := slow.Summary.TimeToAdmission[0].Mean - fast.Summary.TimeToAdmission[0].Mean; got < 0.699 || got > 0.701 {
 		t.Fatalf("time to admission grew by %.3fs, want 0.7s", got)
+	}
+}
+
+// A simulation stops soon after its context is done (the harness is
+// interrupted during a replay), with the context's error.
+func TestStopsWhenTheContextIsDone(t *testing.T) {
+	setup, trace := loadScenario(t, "smoke")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	decisions := 0
+	_, err := Run(setup, trace, Options{Seed: 1, Context: ctx, OnDecision: func(time.Duration, *scheduling.Decision) {
+		decisions++
+		cancel()
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run after cancel = %v, want context.Canceled", err)
+	}
+	full, err := Run(setup, trace, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.Summary.Admissions == 0 || decisions >= full.Summary.Admissions {
+		t.Fatalf("%d decisions before stopping, want fewer than a full run's %d admissions", decisions, full.Summary.Admissions)
 	}
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -73,7 +74,7 @@ func replaySeeds(workloads int) int { return max(1, min(20, 60000/max(workloads,
 // simulateReplay replays the run in the simulator under the fitted
 // latency model and the manager's default patience: its figures, set
 // beside the run's, show how far the simulator explains the run.
-func simulateReplay(rp replay) (*summary.ReplayCheck, error) {
+func simulateReplay(ctx context.Context, rp replay) (*summary.ReplayCheck, error) {
 	lat, err := sim.ParseLatency(rp.latency)
 	if err != nil {
 		return nil, fmt.Errorf("the fitted latency model: %w", err)
@@ -81,7 +82,7 @@ func simulateReplay(rp replay) (*summary.ReplayCheck, error) {
 	seeds := replaySeeds(len(rp.trace))
 	check := &summary.ReplayCheck{Seeds: seeds}
 	for seed := range uint64(seeds) {
-		res, err := sim.Run(rp.setup, rp.trace, sim.Options{Seed: seed + 1, Latency: lat,
+		res, err := sim.Run(rp.setup, rp.trace, sim.Options{Seed: seed + 1, Latency: lat, Context: ctx,
 			Scheduling: scheduling.Options{Patience: scheduling.DefaultPatience}})
 		if err != nil {
 			return nil, err

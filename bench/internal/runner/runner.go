@@ -122,7 +122,7 @@ func Run(ctx context.Context, o Options) (*summary.Summary, error) {
 			n, maxReplayWorkloads, o.Out, ReplayQueuesFile, ReplayTraceFile, ReplayLatencyFile)
 	} else {
 		o.logf("replaying the run in the simulator")
-		if sum.Replay, err = simulateReplay(rp); err != nil {
+		if sum.Replay, err = simulateReplay(ctx, rp); err != nil {
 			o.logf("simulating the replay: %v", err)
 		} else if err := writeSummary(o.Out, sum); err != nil {
 			return sum, err

@@ -148,7 +148,7 @@ func checkAgreement(t *testing.T, out string, live *summary.Summary) {
 	if lat, err := sim.ParseLatency(rp.latency); err != nil || len(lat.Phases) == 0 {
 		t.Errorf("%s: %d phases (%v); want a model fitted in phases from 240 finishes", ReplayLatencyFile, len(lat.Phases), err)
 	}
-	again, err := simulateReplay(rp)
+	again, err := simulateReplay(context.Background(), rp)
 	if err != nil {
 		t.Fatal(err)
 	}
