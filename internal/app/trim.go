@@ -62,8 +62,8 @@ func trimMeta(obj any) (any, error) {
 	return obj, nil
 }
 
-// trimmer trims the Workloads of one cache; equal resource lists of its
-// Workloads are shared.
+// trimmer trims the Workloads of one cache; equal resource lists and
+// repeated strings of its Workloads are shared.
 type trimmer struct {
 	lists   *sharedLists
 	strings *intern.Table
@@ -80,11 +80,12 @@ func (t *trimmer) workload(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	t.shareStrings(wl)
 	if meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 		trimFinished(wl)
+		t.shareStrings(wl)
 		return wl, nil
 	}
+	t.shareStrings(wl)
 	for i := range wl.Spec.PodSets {
 		ps := &wl.Spec.PodSets[i]
 		ps.Name = kueue.PodSetReference(t.strings.Share(string(ps.Name)))
@@ -187,7 +188,8 @@ func (t *trimmer) resources(r corev1.ResourceRequirements) corev1.ResourceRequir
 }
 
 // shareStrings points the Workload's repeated strings (intern.Table) to
-// the cache's shared copies.
+// the cache's shared copies; a finished one is trimmed first, so what it
+// drops never reaches the table.
 func (t *trimmer) shareStrings(wl *kueue.Workload) {
 	s := t.strings.Share
 	wl.Namespace = s(wl.Namespace)

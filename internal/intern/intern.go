@@ -42,10 +42,3 @@ func (t *Table) Share(v string) string {
 	}
 	return v
 }
-
-// Len is how many strings the table holds.
-func (t *Table) Len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.seen)
-}

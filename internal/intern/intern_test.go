@@ -31,8 +31,8 @@ func TestTableIsBounded(t *testing.T) {
 	for i := range MaxStrings + 10 {
 		tb.Share(fmt.Sprintf("reason-%d", i))
 	}
-	if tb.Len() != MaxStrings {
-		t.Fatalf("table holds %d strings, want the bound %d", tb.Len(), MaxStrings)
+	if len(tb.seen) != MaxStrings {
+		t.Fatalf("table holds %d strings, want the bound %d", len(tb.seen), MaxStrings)
 	}
 	late := fmt.Sprintf("reason-%d", MaxStrings+5)
 	if got := tb.Share(late); got != late {
@@ -40,7 +40,7 @@ func TestTableIsBounded(t *testing.T) {
 	}
 	long := New()
 	long.Share(strings.Repeat("x", MaxLen+1))
-	if long.Len() != 0 {
+	if len(long.seen) != 0 {
 		t.Fatal("a string over the length bound was kept")
 	}
 }
