@@ -36,6 +36,9 @@ func run() error {
 		"wait instead of preempting when every workload a preemption would evict is expected to end within this "+
 			"(from its maximumExecutionTimeSeconds or the runtimes of earlier workloads of its shape in its LocalQueue or cohort tree, "+
 			"or of any shape in its cohort tree); 0 preempts at once, as Kueue does")
+	eventRate := flag.Float64("event-rate", app.DefaultEventRate,
+		"Normal events recorded a second on average (bursts of 100); past it they are dropped and counted in kuota_events_dropped_total. "+
+			"Warning events always pass; 0 records every event")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -55,8 +58,11 @@ func run() error {
 	if *patience < 0 {
 		return fmt.Errorf("--preemption-patience must not be negative, got %s", *patience)
 	}
+	if *eventRate < 0 {
+		return fmt.Errorf("--event-rate must not be negative, got %g", *eventRate)
+	}
 	m, err := app.New(app.Options{RestConfig: restCfg, Config: cfg, LocalWebhooks: *localWebhooks, Webhooks: webhookSetups(cfg),
-		PreemptionPatience: patience})
+		PreemptionPatience: patience, EventRate: eventRate})
 	if err != nil {
 		return err
 	}

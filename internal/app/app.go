@@ -65,6 +65,9 @@ type Options struct {
 	// PreemptionPatience is scheduling.Options.Patience; nil means
 	// scheduling.DefaultPatience, 0 preempts at once as Kueue does.
 	PreemptionPatience *time.Duration
+	// EventRate bounds the Normal events recorded a second (events.go);
+	// nil means DefaultEventRate, 0 no limit.
+	EventRate *float64
 	// WebhookManifests overrides the webhook configurations local mode
 	// registers (default: the generated config/webhook/manifests.yaml).
 	WebhookManifests []byte
@@ -133,6 +136,9 @@ func New(opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
 	m := &Manager{Manager: mgr, Cache: cache.New(workloadOptions(cfg))}
+	if err := mgr.Add(eventsRunnable{b: mo.EventBroadcaster}); err != nil { //nolint:staticcheck // see managerOptions
+		return nil, fmt.Errorf("adding the event broadcaster: %w", err)
+	}
 	if err := m.setupControllers(cfg, ptr.Deref(opts.PreemptionPatience, scheduling.DefaultPatience)); err != nil {
 		return nil, err
 	}
@@ -165,6 +171,7 @@ func managerOptions(opts Options, scheme *runtime.Scheme) ctrl.Options {
 		LivenessEndpointName:    "/" + cfg.Health.LivenessEndpointName,
 		PprofBindAddress:        pprofAddress(cfg.PprofBindAddress),
 		GracefulShutdownTimeout: ptr.To(30 * time.Second),
+		EventBroadcaster:        newEventBroadcaster(ptr.Deref(opts.EventRate, DefaultEventRate)), //nolint:staticcheck // the only way to size the event correlator's caches
 	}
 	if opts.HealthBindAddress != nil {
 		o.HealthProbeBindAddress = *opts.HealthBindAddress

@@ -25,7 +25,8 @@ import (
 // runtime class and overhead: what quota, flavor assignment and the
 // jobframework's comparison of pod sets use; for a finished Workload, less
 // (trimFinished). Equal resource lists of different Workloads are one
-// shared map (sharedLists), and their repeated strings one shared copy
+// shared map, and so are equal trimmed containers, pod sets and label maps
+// (sharedValues); their repeated strings are one shared copy
 // (intern.Table). Nothing written back comes
 // from a trimmed object: the manager writes Workloads with server-side
 // apply of status, and with patches of the fields it changes.
@@ -62,15 +63,19 @@ func trimMeta(obj any) (any, error) {
 	return obj, nil
 }
 
-// trimmer trims the Workloads of one cache; equal resource lists and
-// repeated strings of its Workloads are shared.
+// trimmer trims the Workloads of one cache; equal values and repeated
+// strings of its Workloads are shared.
 type trimmer struct {
-	lists   *sharedLists
-	strings *intern.Table
+	lists      *sharedValues[corev1.ResourceList]
+	containers *sharedValues[[]corev1.Container]
+	podSets    *sharedValues[[]kueue.PodSet]
+	labels     *sharedValues[map[string]string]
+	strings    *intern.Table
 }
 
 func newTrimmer() *trimmer {
-	return &trimmer{lists: newSharedLists(), strings: intern.New()}
+	return &trimmer{lists: newSharedLists(), containers: newSharedContainers(), podSets: newSharedPodSets(),
+		labels: newSharedLabels(), strings: intern.New()}
 }
 
 // workload is trimMeta plus the pod templates cut to what is read.
@@ -86,11 +91,13 @@ func (t *trimmer) workload(obj any) (any, error) {
 		return wl, nil
 	}
 	t.shareStrings(wl)
+	wl.Labels = t.labels.share(wl.Labels)
 	for i := range wl.Spec.PodSets {
 		ps := &wl.Spec.PodSets[i]
 		ps.Name = kueue.PodSetReference(t.strings.Share(string(ps.Name)))
 		t.trimPodSpec(&ps.Template.Spec)
 	}
+	wl.Spec.PodSets = t.podSets.share(wl.Spec.PodSets)
 	for i := range wl.Status.ResourceRequests {
 		rr := &wl.Status.ResourceRequests[i]
 		rr.Resources = t.lists.share(rr.Resources)
@@ -158,7 +165,7 @@ func (t *trimmer) trimPodSpec(spec *corev1.PodSpec) {
 		for i, c := range cs {
 			out[i] = corev1.Container{Name: t.strings.Share(c.Name), Resources: t.resources(c.Resources), RestartPolicy: c.RestartPolicy}
 		}
-		return out
+		return t.containers.share(out)
 	}
 	*spec = corev1.PodSpec{
 		Containers:        keep(spec.Containers),

@@ -15,6 +15,10 @@ var (
 		Name: "kuota_scheduling_cycles_total",
 		Help: "Scheduling cycles run: each wake-up of the scheduler, whether or not some workload was a candidate.",
 	})
+	eventsDropped = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "kuota_events_dropped_total",
+		Help: "Normal events not recorded because the manager's event rate (kuota-manager --event-rate) was spent.",
+	})
 	unparksSource atomic.Pointer[func() uint64]
 	unparks       = prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "kuota_queue_unparks_total",
@@ -29,7 +33,7 @@ var (
 
 // RegisterKuota registers Kuota's own metrics with reg.
 func RegisterKuota(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{cycles, unparks} {
+	for _, c := range []prometheus.Collector{cycles, eventsDropped, unparks} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
@@ -39,6 +43,9 @@ func RegisterKuota(reg prometheus.Registerer) error {
 
 // SchedulingCycle counts one scheduling cycle.
 func SchedulingCycle() { cycles.Inc() }
+
+// EventDropped counts one Normal event dropped past the event rate.
+func EventDropped() { eventsDropped.Inc() }
 
 // SetUnparksSource sets where kuota_queue_unparks_total is read from (the
 // cache's count).

@@ -1,0 +1,111 @@
+package app
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/klog/v2"
+
+	"github.com/kuota-dev/kuota/internal/metrics"
+)
+
+// eventCacheSize is how many recent events the manager's event
+// correlator remembers in each of its three caches (the aggregator, the
+// spam filter and the count of repeats), where client-go's default is
+// 4,096. The manager records a few events per Workload, rarely the same
+// one twice, so the caches hold mostly events that will never repeat:
+// at client-go's size they were about 5 MB of a 62 MB live heap on the
+// baseline scenario (bench/). A repeat of an event the smaller cache has
+// forgotten is written as a new Event rather than as a higher count on
+// the old one.
+const eventCacheSize = 1024
+
+// DefaultEventRate and eventBurst bound the Normal events the manager
+// records: on average DefaultEventRate a second, in bursts of up to
+// eventBurst. Every admission records two (QuotaReserved and Admitted)
+// and each is a write to the API server; under load client-go's
+// broadcaster sends them one at a time (about 28 a second here) and
+// drops what does not fit its queue of 1,000, after holding the rest for
+// half a minute or more. Dropping Normal events at the source past the
+// rate keeps that API capacity for admissions and the events that are
+// written timely. The Workload's conditions hold the same facts. Warning
+// events are never dropped here.
+const (
+	DefaultEventRate = 10.0
+	eventBurst       = 100
+)
+
+// newEventBroadcaster returns the broadcaster the manager's event
+// recorders use; rate is DefaultEventRate's setting (0: no limit). The
+// manager does not own it (controller-runtime stops only a broadcaster
+// it made itself), so eventsRunnable shuts it down when the manager
+// stops.
+func newEventBroadcaster(rate float64) record.EventBroadcaster {
+	b := record.NewBroadcasterWithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: eventCacheSize})
+	if rate <= 0 {
+		return b
+	}
+	return &limitedBroadcaster{EventBroadcaster: b, limit: flowcontrol.NewTokenBucketRateLimiter(float32(rate), eventBurst)}
+}
+
+// limitedBroadcaster hands out recorders that share one rate limit.
+type limitedBroadcaster struct {
+	record.EventBroadcaster
+	limit flowcontrol.RateLimiter
+}
+
+func (b *limitedBroadcaster) NewRecorder(scheme *runtime.Scheme, source corev1.EventSource) record.EventRecorderLogger {
+	return &limitedRecorder{EventRecorderLogger: b.EventBroadcaster.NewRecorder(scheme, source), limit: b.limit}
+}
+
+// limitedRecorder drops a Normal event when the shared limit has no room.
+type limitedRecorder struct {
+	record.EventRecorderLogger
+	limit flowcontrol.RateLimiter
+}
+
+func (r *limitedRecorder) allow(eventType string) bool {
+	if eventType != corev1.EventTypeNormal || r.limit.TryAccept() {
+		return true
+	}
+	metrics.EventDropped()
+	return false
+}
+
+func (r *limitedRecorder) Event(obj runtime.Object, eventType, reason, message string) {
+	if r.allow(eventType) {
+		r.EventRecorderLogger.Event(obj, eventType, reason, message)
+	}
+}
+
+func (r *limitedRecorder) Eventf(obj runtime.Object, eventType, reason, format string, args ...any) {
+	if r.allow(eventType) {
+		r.EventRecorderLogger.Eventf(obj, eventType, reason, format, args...)
+	}
+}
+
+func (r *limitedRecorder) AnnotatedEventf(obj runtime.Object, annotations map[string]string, eventType, reason, format string, args ...any) {
+	if r.allow(eventType) {
+		r.EventRecorderLogger.AnnotatedEventf(obj, annotations, eventType, reason, format, args...)
+	}
+}
+
+func (r *limitedRecorder) WithLogger(logger klog.Logger) record.EventRecorderLogger {
+	return &limitedRecorder{EventRecorderLogger: r.EventRecorderLogger.WithLogger(logger), limit: r.limit}
+}
+
+// eventsRunnable shuts the broadcaster down when the manager stops; events
+// recorded after that are dropped.
+type eventsRunnable struct{ b record.EventBroadcaster }
+
+func (r eventsRunnable) Start(ctx context.Context) error {
+	<-ctx.Done()
+	r.b.Shutdown()
+	return nil
+}
+
+// NeedLeaderElection: the broadcaster serves followers too.
+func (eventsRunnable) NeedLeaderElection() bool { return false }
