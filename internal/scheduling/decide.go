@@ -67,6 +67,9 @@ type cursor struct {
 	// victims: the tree is short of them for the rest of the cycle, so
 	// further searches in the queue wait for the next cycle.
 	searchFailed bool
+	// noQuotaMessage is the message of the workloads that wait unevaluated
+	// once searchFailed is set, built once.
+	noQuotaMessage string
 	// holders are the shapes of workloads that hold quota this cycle
 	// (Decision.BehindHolder).
 	holders map[*workload.Shape]bool

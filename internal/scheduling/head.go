@@ -33,8 +33,10 @@ func (c *cycle) evaluateHead(cur *cursor) bool {
 	if cur.searchFailed && needsQuota(cur, w) && c.noFreeQuota(cur) {
 		// Nothing can fit and the queue's preemption search already failed
 		// this cycle: the workload waits for the next cycle unevaluated.
-		c.decide(Decision{Workload: w, Reason: WaitingForQuota, Deferred: true,
-			Message: "ClusterQueue " + string(cur.name) + " has no free quota left in this cycle"})
+		if cur.noQuotaMessage == "" { // one string for the queue's rest
+			cur.noQuotaMessage = "ClusterQueue " + string(cur.name) + " has no free quota left in this cycle"
+		}
+		c.decide(Decision{Workload: w, Reason: WaitingForQuota, Deferred: true, Message: cur.noQuotaMessage})
 		cur.pos++
 		return false
 	}
