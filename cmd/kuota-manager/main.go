@@ -38,7 +38,7 @@ func run() error {
 			"or of any shape in its cohort tree); 0 preempts at once, as Kueue does")
 	eventRate := flag.Float64("event-rate", app.DefaultEventRate,
 		"Normal events recorded a second on average (bursts of 100); past it they are dropped and counted in kuota_events_dropped_total. "+
-			"Warning events always pass; 0 records every event")
+			"Warning events always pass; 0 (the default) records every event")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()

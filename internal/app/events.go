@@ -23,9 +23,12 @@ import (
 // the old one.
 const eventCacheSize = 1024
 
-// DefaultEventRate and eventBurst bound the Normal events the manager
-// records: on average DefaultEventRate a second, in bursts of up to
-// eventBurst. Every admission records two (QuotaReserved and Admitted)
+// An event rate (kuota-manager --event-rate) and eventBurst bound the
+// Normal events the manager records: on average that many a second, in
+// bursts of up to eventBurst. DefaultEventRate is 0, no limit, as in
+// Kueue: a user or test that waits for an event of one workload must see
+// it whatever else happens in the cluster; the limit is for clusters
+// whose API server is the bottleneck. Every admission records two (QuotaReserved and Admitted)
 // and each is a write to the API server; under load client-go's
 // broadcaster sends them one at a time (about 28 a second here) and
 // drops what does not fit its queue of 1,000, after holding the rest for
@@ -34,12 +37,12 @@ const eventCacheSize = 1024
 // written timely. The Workload's conditions hold the same facts. Warning
 // events are never dropped here.
 const (
-	DefaultEventRate = 10.0
+	DefaultEventRate = 0.0
 	eventBurst       = 100
 )
 
 // newEventBroadcaster returns the broadcaster the manager's event
-// recorders use; rate is DefaultEventRate's setting (0: no limit). The
+// recorders use; rate is the event rate (0: no limit). The
 // manager does not own it (controller-runtime stops only a broadcaster
 // it made itself), so eventsRunnable shuts it down when the manager
 // stops.

@@ -54,7 +54,7 @@ func TestEventRateZeroRecordsEverything(t *testing.T) {
 	if _, limited := b.(*limitedBroadcaster); limited {
 		t.Fatal("--event-rate 0 should not limit events")
 	}
-	b = newEventBroadcaster(DefaultEventRate)
+	b = newEventBroadcaster(10)
 	defer b.Shutdown()
 	if _, limited := b.NewRecorder(nil, corev1.EventSource{Component: "kueue-admission"}).(*limitedRecorder); !limited {
 		t.Fatal("recorders of a rate-limited broadcaster should be limited")
