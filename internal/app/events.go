@@ -25,17 +25,15 @@ const eventCacheSize = 1024
 
 // An event rate (kuota-manager --event-rate) and eventBurst bound the
 // Normal events the manager records: on average that many a second, in
-// bursts of up to eventBurst. DefaultEventRate is 0, no limit, as in
-// Kueue: a user or test that waits for an event of one workload must see
-// it whatever else happens in the cluster; the limit is for clusters
-// whose API server is the bottleneck. Every admission records two (QuotaReserved and Admitted)
-// and each is a write to the API server; under load client-go's
-// broadcaster sends them one at a time (about 28 a second here) and
-// drops what does not fit its queue of 1,000, after holding the rest for
-// half a minute or more. Dropping Normal events at the source past the
-// rate keeps that API capacity for admissions and the events that are
-// written timely. The Workload's conditions hold the same facts. Warning
-// events are never dropped here.
+// bursts of up to eventBurst; Warning events always pass. Each event is a
+// write to the API server, two per admission (QuotaReserved and
+// Admitted), and under load client-go's broadcaster sends them one at a
+// time (about 28 a second on the bench's baseline) and drops what does
+// not fit its queue of 1,000, after holding the rest for half a minute or
+// more. A limit drops them when recorded instead, keeping that capacity
+// for admissions; the Workload's conditions hold the same facts.
+// DefaultEventRate is 0, no limit, as in Kueue: whoever waits for one
+// workload's event must see it whatever else happens in the cluster.
 const (
 	DefaultEventRate = 0.0
 	eventBurst       = 100

@@ -52,11 +52,11 @@ func (s *sharedValues[T]) share(v T) T {
 
 // maxSharedLists bounds the table of resource lists; maxSharedEntries
 // skips lists and label maps too long to be a common shape.
-// maxSharedPodSets bounds the tables of pod sets, containers and labels.
+// maxSharedValues bounds the tables of pod sets, containers and labels.
 const (
 	maxSharedLists   = 4096
 	maxSharedEntries = 8
-	maxSharedPodSets = 1024
+	maxSharedValues  = 1024
 )
 
 func newSharedLists() *sharedValues[corev1.ResourceList] {
@@ -87,14 +87,14 @@ func listKey(rl corev1.ResourceList) (string, bool) {
 // trims them (name, resources, restart policy): the jobs of one template
 // hold equal ones even where their pod templates' labels differ.
 func newSharedContainers() *sharedValues[[]corev1.Container] {
-	return &sharedValues[[]corev1.Container]{seen: map[string][]corev1.Container{}, max: maxSharedPodSets, key: jsonKey[corev1.Container]}
+	return &sharedValues[[]corev1.Container]{seen: map[string][]corev1.Container{}, max: maxSharedValues, key: jsonKey[corev1.Container]}
 }
 
 // newSharedPodSets shares a pending Workload's pod sets as the cache
 // trims them (trimPodSpec): Workloads made from one template hold equal
 // ones.
 func newSharedPodSets() *sharedValues[[]kueue.PodSet] {
-	return &sharedValues[[]kueue.PodSet]{seen: map[string][]kueue.PodSet{}, max: maxSharedPodSets, key: jsonKey[kueue.PodSet]}
+	return &sharedValues[[]kueue.PodSet]{seen: map[string][]kueue.PodSet{}, max: maxSharedValues, key: jsonKey[kueue.PodSet]}
 }
 
 // newSharedLabels shares the label maps of pending Workloads: those its
@@ -102,7 +102,7 @@ func newSharedPodSets() *sharedValues[[]kueue.PodSet] {
 // carry the same few labels. A job's Workload carries its job's uid, so
 // its labels are left as decoded.
 func newSharedLabels() *sharedValues[map[string]string] {
-	return &sharedValues[map[string]string]{seen: map[string]map[string]string{}, max: maxSharedPodSets, key: labelsKey}
+	return &sharedValues[map[string]string]{seen: map[string]map[string]string{}, max: maxSharedValues, key: labelsKey}
 }
 
 func labelsKey(labels map[string]string) (string, bool) {
