@@ -1,11 +1,17 @@
 package app
 
 import (
+	"fmt"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
 
@@ -59,4 +65,98 @@ func TestEventRateZeroRecordsEverything(t *testing.T) {
 	if _, limited := b.NewRecorder(nil, corev1.EventSource{Component: "kueue-admission"}).(*limitedRecorder); !limited {
 		t.Fatal("recorders of a rate-limited broadcaster should be limited")
 	}
+}
+
+// slowSink takes writeTime per write and notes when each write started.
+type slowSink struct {
+	writeTime time.Duration
+	mu        sync.Mutex
+	starts    []time.Time
+}
+
+func (s *slowSink) Create(e *corev1.Event) (*corev1.Event, error) {
+	s.mu.Lock()
+	s.starts = append(s.starts, time.Now())
+	s.mu.Unlock()
+	time.Sleep(s.writeTime)
+	return e, nil
+}
+
+func (s *slowSink) Update(e *corev1.Event) (*corev1.Event, error) { return s.Create(e) }
+func (s *slowSink) Patch(e *corev1.Event, _ []byte) (*corev1.Event, error) {
+	return s.Create(e)
+}
+
+func (s *slowSink) started() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.starts)
+}
+
+func TestEventsPauseAsLongAsEachWriteTook(t *testing.T) {
+	const write = 20 * time.Millisecond
+	sink := &slowSink{writeTime: write}
+	b := newEventBroadcaster(0)
+	defer b.Shutdown()
+	w := b.StartRecordingToSink(sink)
+	defer w.Stop()
+	rec := b.NewRecorder(clientgoscheme.Scheme, corev1.EventSource{Component: "kueue-admission"})
+	const n = 5
+	for i := range n {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Namespace: "ns", UID: types.UID(fmt.Sprint(i))}}
+		rec.Event(pod, corev1.EventTypeNormal, "Admitted", "Admitted by ClusterQueue cq")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(sink.started()) < n && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	starts := sink.started()
+	if len(starts) != n {
+		t.Fatalf("%d of %d events written", len(starts), n)
+	}
+	for i := 1; i < n; i++ {
+		// A write of 20 ms, then a pause of at least as long.
+		if gap := starts[i].Sub(starts[i-1]); gap < 2*write {
+			t.Errorf("write %d started %s after the previous one, want at least %s", i, gap, 2*write)
+		}
+	}
+}
+
+func TestPacedSinkPausesForTheWriteTimeOnEveryVerb(t *testing.T) {
+	now := time.Unix(0, 0)
+	var slept []time.Duration
+	inner := &fakeClockSink{advance: func() { now = now.Add(30 * time.Millisecond) }}
+	s := &pacedSink{EventSink: inner, now: func() time.Time { return now }, sleep: func(d time.Duration) { slept = append(slept, d) }}
+	e := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e"}}
+	for _, write := range []func() (*corev1.Event, error){
+		func() (*corev1.Event, error) { return s.Create(e) },
+		func() (*corev1.Event, error) { return s.Update(e) },
+		func() (*corev1.Event, error) { return s.Patch(e, []byte("{}")) },
+	} {
+		if got, err := write(); err != nil || got != e {
+			t.Fatalf("write returned %v, %v; want the event", got, err)
+		}
+	}
+	if want := []time.Duration{30 * time.Millisecond, 30 * time.Millisecond, 30 * time.Millisecond}; !slices.Equal(slept, want) {
+		t.Errorf("pauses = %v, want %v", slept, want)
+	}
+	if inner.calls != 3 {
+		t.Errorf("inner sink got %d writes, want 3", inner.calls)
+	}
+}
+
+// fakeClockSink moves a fake clock on each write.
+type fakeClockSink struct {
+	advance func()
+	calls   int
+}
+
+func (s *fakeClockSink) Create(e *corev1.Event) (*corev1.Event, error) {
+	s.calls++
+	s.advance()
+	return e, nil
+}
+func (s *fakeClockSink) Update(e *corev1.Event) (*corev1.Event, error) { return s.Create(e) }
+func (s *fakeClockSink) Patch(e *corev1.Event, _ []byte) (*corev1.Event, error) {
+	return s.Create(e)
 }
