@@ -46,6 +46,8 @@ func run() error {
 	// Libraries that log with klog (client-go, the visibility server's
 	// k8s.io/apiserver) log through the same logger.
 	klog.SetLogger(ctrl.Log)
+	gcPercent := app.TuneGC(os.LookupEnv)
+	ctrl.Log.WithName("setup").Info("garbage collector", "gcPercent", gcPercent)
 
 	cfg, err := loadConfig(*configFile)
 	if err != nil {
