@@ -28,7 +28,10 @@ type Reporter struct {
 	FairSharing bool
 	// MinInterval spaces refreshes (default 1s: at most one status write
 	// per queue a second, fewer than Kueue makes under load); MaxInterval forces one
-	// even without a change (default 10s).
+	// even without a change (default 10s). After a refresh the reporter
+	// also waits as long as the refresh took: status only informs, and
+	// when a loaded API server makes its writes slow, the next refresh
+	// comes later and leaves the server to admissions and finishes.
 	MinInterval, MaxInterval time.Duration
 	// OnRefresh, when set, receives the computed statuses.
 	OnRefresh func(*Statuses)
@@ -69,13 +72,14 @@ func (r *Reporter) Start(ctx context.Context) error {
 	}
 	for {
 		changed := r.Cache.Changed()
+		began := time.Now()
 		if err := r.Refresh(ctx); err != nil {
 			log.V(1).Info("status refresh incomplete", "error", err.Error())
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(minI):
+		case <-time.After(minI + time.Since(began)):
 		}
 		select {
 		case <-ctx.Done():
