@@ -35,7 +35,7 @@ func run() error {
 	patience := flag.Duration("preemption-patience", scheduling.DefaultPatience,
 		"wait instead of preempting when every workload a preemption would evict is expected to end within this "+
 			"(from its maximumExecutionTimeSeconds or the runtimes of earlier workloads of its shape in its LocalQueue or cohort tree, "+
-			"or of any shape in its cohort tree); 0 preempts at once, as Kueue does")
+			"or of any shape in its cohort tree), counted on top of how long evictions take at the moment; 0 preempts at once, as Kueue does")
 	eventRate := flag.Float64("event-rate", app.DefaultEventRate,
 		"Normal events recorded a second on average (bursts of 100); past it they are dropped and counted in kuota_events_dropped_total. "+
 			"Warning events always pass; 0 (the default) records every event")

@@ -58,6 +58,8 @@ type Cache struct {
 	// runtimes remembers how long workloads ran, per LocalQueue and shape
 	// (runtimes.go).
 	runtimes runtimeHistory
+	// evictions measures how long evictions take (evictions.go).
+	evictions evictionDelays
 	// poisoned holds workloads set aside after deciding them failed, with
 	// the generation they were set aside at.
 	poisoned map[Key]int64
@@ -162,6 +164,7 @@ func (c *Cache) Snapshot(now int64) (*state.Snapshot, []workload.Queue) {
 	defer c.mu.Unlock()
 	snap := c.state.Snapshot()
 	snap.Now = now
+	snap.EvictionDelay = c.evictions.median(now)
 	return snap, c.queues.Candidates(now)
 }
 

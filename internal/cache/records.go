@@ -39,6 +39,7 @@ func (c *Cache) DeleteWorkload(key Key) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.unrecordLocked(key)
+	c.evictions.released(key)
 	if c.dropLocked(key) {
 		c.notify()
 	}
@@ -69,6 +70,9 @@ func (c *Cache) placeLocked(wl *kueue.Workload) *state.Admitted {
 		c.unrecordLocked(key)
 	} else {
 		c.recordLocked(key, wl, place)
+	}
+	if place != lifecycle.Holding {
+		c.evictions.released(key)
 	}
 	var changed bool
 	var released *state.Admitted

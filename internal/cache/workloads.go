@@ -182,14 +182,16 @@ func (c *Cache) Forget(key types.NamespacedName) {
 	c.notify()
 }
 
-// MarkEvicting flags a workload holding quota as being evicted.
-func (c *Cache) MarkEvicting(key types.NamespacedName) {
+// MarkEvicting flags a workload holding quota as being evicted, by a
+// decision taken at now (Unix nanoseconds).
+func (c *Cache) MarkEvicting(key types.NamespacedName, now int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if a, ok := c.state.Admitted(key); ok && !a.Evicting {
 		evicting := *a
 		evicting.Evicting = true
 		_ = c.state.Replace(&evicting)
+		c.evictions.decide(key, now)
 	}
 }
 
@@ -210,6 +212,7 @@ func (c *Cache) UnmarkEvicting(key types.NamespacedName) {
 		cp := *a
 		cp.Evicting = false
 		_ = c.state.Replace(&cp)
+		c.evictions.undo(key)
 		c.notify()
 	}
 }

@@ -29,7 +29,7 @@ func (s *Scheduler) preempt(ctx context.Context, d *scheduling.Decision, now tim
 			continue
 		}
 		victim, reason := v.Workload, v.Reason
-		s.Cache.MarkEvicting(victim.Key)
+		s.Cache.MarkEvicting(victim.Key, now.UnixNano())
 		msg := fmt.Sprintf("Preempted to accommodate a workload (UID: %s) due to %s", w.UID, preemptionCause(reason))
 		s.pool.Go(func() {
 			defer s.recoverWrite(victim.Key.String())

@@ -136,7 +136,7 @@ func TestVictimWithAdmissionInFlightIsDecidedAgain(t *testing.T) {
 	if err := s.Cache.Assume(&state.Admitted{Key: key, UID: "v", ClusterQueue: "cq", Admitted: true}, "1"); err != nil {
 		t.Fatal(err)
 	}
-	s.Cache.MarkEvicting(key)
+	s.Cache.MarkEvicting(key, time.Unix(1000, 0).UnixNano())
 	s.evict(context.Background(), key, "other-cq", "InClusterQueue", "preempted", time.Unix(1000, 0))
 	if s.Cache.Evicting(key) {
 		t.Fatal("the victim still counts as evicting though no eviction was written")

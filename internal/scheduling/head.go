@@ -204,10 +204,13 @@ func (c *cycle) preemptForHead(cur *cursor) {
 }
 
 // endingSoon reports whether every target is expected to end by itself
-// within the patience, and the longest wait. A target whose end is unknown
+// within the patience, and the longest wait. The patience is counted on
+// top of how long evictions take now (Snapshot.EvictionDelay): a victim
+// that ends by itself before its eviction would have freed the quota is
+// waited for, since evicting it gains nothing. A target whose end is unknown
 // is not, nor one that overran its estimate by more than the patience (an
 // estimate is a guess: a small overrun is still "about to end"), so a
-// preemptor waits at most twice the patience. When most running workloads
+// preemptor waits at most twice the patience plus the eviction delay. When most running workloads
 // are late together (lateTogether), a late target is waited for up to
 // lateCap past its estimate: what is late is then the reporting of ends
 // (an API server that stalled, jobs' status writes held up), not this job,
@@ -218,18 +221,19 @@ func (c *cycle) endingSoon(targets []preemption.Target) (time.Duration, bool) {
 	if patience <= 0 || len(targets) == 0 {
 		return 0, false
 	}
-	now := c.snap.Now
+	now, delay := c.snap.Now, c.snap.EvictionDelay
+	wait := patience + delay
 	var longest time.Duration
 	for _, t := range targets {
 		end := t.Workload.ExpectedEnd
 		if end == 0 {
 			return 0, false
 		}
-		if late := time.Duration(now - end); late > patience && (t.Workload.EstimateBorrowed || late > lateCap*patience || !c.lateTogether()) {
+		if late := time.Duration(now - end); late > wait && (t.Workload.EstimateBorrowed || late > lateCap*patience+delay || !c.lateTogether()) {
 			return 0, false
 		}
 		left := max(0, time.Duration(end-now))
-		if left > patience {
+		if left > wait {
 			return 0, false
 		}
 		longest = max(longest, left)

@@ -48,6 +48,8 @@ type scenarioOptions struct {
 	// in seconds.
 	Patience int64 `json:"patience"`
 	Now      int64 `json:"now"`
+	// EvictionDelay is the snapshot's EvictionDelay in seconds.
+	EvictionDelay int64 `json:"evictionDelay"`
 }
 
 // scenarioAdmitted is a workload already holding quota: usage maps flavor to
@@ -168,6 +170,7 @@ func (sc *scenario) build(t *testing.T) (*state.Snapshot, []workload.Queue, Opti
 	}
 	snap := st.Snapshot()
 	snap.Now = sc.Options.Now * int64(time.Second)
+	snap.EvictionDelay = time.Duration(sc.Options.EvictionDelay) * time.Second
 	return snap, sc.queues(), opts
 }
 

@@ -105,7 +105,7 @@ func (e *engine) preempt(d *scheduling.Decision) bool {
 			// next cycle decides again.
 			continue
 		}
-		e.c.MarkEvicting(r.key)
+		e.c.MarkEvicting(r.key, e.clock(e.now).UnixNano())
 		r.phase = evicting
 		evicted = true
 		e.schedule(&event{at: e.now + e.sample(e.opts.Latency.at(e.now).Evict), kind: evEvicted, key: r.key, run: r.run,

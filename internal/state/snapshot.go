@@ -3,6 +3,7 @@ package state
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -16,7 +17,12 @@ import (
 // works on a Clone of it.
 type Snapshot struct {
 	// Now (Unix nanoseconds) is when the snapshot was taken.
-	Now           int64
+	Now int64
+	// EvictionDelay is how long recent evictions took, from the decision
+	// to the quota seen free (the median of the last few; 0 when none is
+	// recent). Waiting for a victim that ends by itself sooner than that
+	// gains what an eviction would, without the lost work.
+	EvictionDelay time.Duration
 	Tree          *hierarchy.Tree
 	ClusterQueues map[kueue.ClusterQueueReference]*ClusterQueue
 	Cohorts       map[kueue.CohortReference]*Cohort

@@ -141,7 +141,7 @@ func (r *Reconciler) evict(ctx context.Context, wl *kueue.Workload, s lifecycle.
 	if err := r.write(ctx, wl, st); err != nil {
 		return err
 	}
-	r.Cache.MarkEvicting(lifecycle.KeyOf(wl))
+	r.Cache.MarkEvicting(lifecycle.KeyOf(wl), now.UnixNano())
 	r.Recorder.Event(wl, corev1.EventTypeNormal, "EvictedDueTo"+meta.FindStatusCondition(st.Conditions, kueue.WorkloadEvicted).Reason, s.Message)
 	metrics.Evicted(r.Labels.Of(ctx, wl, wl.Status.Admission.ClusterQueue), report.EvictionOf(wl, st, s.Reason, s.Cause, now.Time))
 	return nil
