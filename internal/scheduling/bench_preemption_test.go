@@ -17,12 +17,30 @@ import (
 // fillCluster admits, in every ClusterQueue, low-priority 1-cpu/4Gi
 // workloads until both flavors are at nominal quota: a full cluster.
 func fillCluster(b testing.TB, st *state.State, prio int32) int {
+	return fillQueues(b, st, prio, func(int) int { return 20 })
+}
+
+// fillBorrowed fills every cohort with workloads of the upper half of its
+// ClusterQueues, each running twice its nominal quota on borrowed quota:
+// the lower half's pending workloads can only start by reclaiming.
+func fillBorrowed(b testing.TB, st *state.State, prio int32) int {
+	return fillQueues(b, st, prio, func(i int) int {
+		if (i/benchCohorts)%10 >= 5 {
+			return 40
+		}
+		return 0
+	})
+}
+
+// fillQueues admits perFlavor(i) 1-cpu/4Gi workloads per flavor in
+// ClusterQueue i.
+func fillQueues(b testing.TB, st *state.State, prio int32, perFlavor func(int) int) int {
 	n := 0
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
 	for i := range benchQueues {
 		cq := kueue.ClusterQueueReference(fmt.Sprintf("cq-%d", i))
 		for _, f := range []kueue.ResourceFlavorReference{"on-demand", "spot"} {
-			for j := range 20 {
+			for j := range perFlavor(i) {
 				name := fmt.Sprintf("run-%d-%s-%d", i, f, j)
 				usage := resources.FlavorResourceQuantities{
 					{Flavor: f, Resource: corev1.ResourceCPU}:    1000,
@@ -65,10 +83,21 @@ func BenchmarkDecideCycleWithFairSharing(b *testing.B) {
 	benchPreemption(b, &FairSharing{Strategies: []preemption.Strategy{preemption.LessThanOrEqualToFinalShare, preemption.LessThanInitialShare}})
 }
 
+// BenchmarkDecideCycleWithReclaim is the cycle where half the ClusterQueues
+// of every cohort borrow all the quota the other half's pending workloads
+// reclaim: every preemptor searches its whole cohort.
+func BenchmarkDecideCycleWithReclaim(b *testing.B) {
+	benchPreemptionFilled(b, nil, fillBorrowed)
+}
+
 func benchPreemption(b *testing.B, fs *FairSharing) {
+	benchPreemptionFilled(b, fs, fillCluster)
+}
+
+func benchPreemptionFilled(b *testing.B, fs *FairSharing, fill func(testing.TB, *state.State, int32) int) {
 	st := benchState(b)
 	withPreemption(st)
-	running := fillCluster(b, st, 0)
+	running := fill(b, st, 0)
 	m := benchQueueManager(b)
 	snap := st.Snapshot()
 	queues := m.Candidates(time.Now().UnixNano())

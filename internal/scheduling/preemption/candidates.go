@@ -26,6 +26,8 @@ type candidate struct {
 	withinNominal bool
 	// strategy is the fair-sharing strategy the victim was taken under.
 	strategy Strategy
+	// qi is the candidate's ClusterQueue's index in its treeCandidates.
+	qi int32
 }
 
 // candidates lists, in victim order, the admitted workloads of the
@@ -35,30 +37,9 @@ type candidate struct {
 func (f *Finder) candidates(p *Preemptor) []candidate {
 	pol := p.CQ.Preemption
 	var others []candidate
-	for _, name := range f.queuesUnder(p.Node.Root()) {
-		if name == p.CQ.Name {
-			continue
-		}
-		list := f.queueCandidates(name)
-		// Quota of a queue that does not borrow now cannot be reclaimed, and
-		// removing victims only lowers usage: such queues are left out.
-		if len(list) == 0 || !branchBorrowing(list[0].node, p.Node, nil, p.Contested) {
-			continue
-		}
-		for _, c := range list {
-			a := c.a
-			if f.taken[a.Key] || !usesAny(a.Usage, p.Contested) {
-				continue
-			}
-			c.reclaim = reclaimAllows(pol.ReclaimWithinCohort, a, p)
-			c.whileBorrowing = !f.opts.FairSharing && pol.BorrowWithinCohort == kueue.BorrowWithinCohortPolicyLowerPriority &&
-				a.Priority < p.Info.Priority && (pol.MaxPriorityThreshold == nil || a.Priority <= *pol.MaxPriorityThreshold)
-			if c.reclaim || c.whileBorrowing {
-				others = append(others, c)
-			}
-		}
+	if root := p.Node.Root(); root != p.Node {
+		others = f.otherCandidates(p, root)
 	}
-	slices.SortFunc(others, compareCandidates)
 	out := others
 	if pol.WithinClusterQueue == kueue.PreemptionPolicyNever {
 		return out
@@ -70,6 +51,85 @@ func (f *Finder) candidates(p *Preemptor) []candidate {
 		}
 	}
 	return out
+}
+
+// otherCandidates lists, in victim order, the workloads of the other queues
+// of the preemptor's tree that it may reclaim or preempt while borrowing.
+func (f *Finder) otherCandidates(p *Preemptor, root *hierarchy.Node) []candidate {
+	pol := p.CQ.Preemption
+	tree := f.rootQueues(root)
+	// Quota of a queue that does not borrow now cannot be reclaimed, and
+	// removing victims only lowers usage: such queues are left out.
+	borrows := f.scratch[:0]
+	some := false
+	for _, n := range tree.queues {
+		b := n != p.Node && branchBorrowing(n, p.Node, nil, p.Contested)
+		some = some || b
+		borrows = append(borrows, b)
+	}
+	f.scratch = borrows
+	if !some {
+		return nil
+	}
+	var others []candidate
+	for _, c := range f.rootCandidates(tree) {
+		a := c.a
+		if !borrows[c.qi] || f.taken[a.Key] || !usesAny(a.Usage, p.Contested) {
+			continue
+		}
+		c.reclaim = reclaimAllows(pol.ReclaimWithinCohort, a, p)
+		c.whileBorrowing = !f.opts.FairSharing && pol.BorrowWithinCohort == kueue.BorrowWithinCohortPolicyLowerPriority &&
+			a.Priority < p.Info.Priority && (pol.MaxPriorityThreshold == nil || a.Priority <= *pol.MaxPriorityThreshold)
+		if c.reclaim || c.whileBorrowing {
+			others = append(others, c)
+		}
+	}
+	return others
+}
+
+// treeCandidates is every admitted workload of one cohort tree in victim
+// order (built when first needed), with the tree's ClusterQueues that have
+// some (candidate.qi indexes queues).
+type treeCandidates struct {
+	queues []*hierarchy.Node
+	names  []kueue.ClusterQueueReference
+	list   []candidate
+	merged bool
+}
+
+// rootQueues lists, once per cycle and tree, the ClusterQueues under root
+// that have admitted workloads.
+func (f *Finder) rootQueues(root *hierarchy.Node) *treeCandidates {
+	if tc, ok := f.byRoot[root]; ok {
+		return tc
+	}
+	tc := &treeCandidates{}
+	for _, name := range root.ClusterQueuesBelow() {
+		if list := f.queueCandidates(name); len(list) > 0 {
+			tc.queues = append(tc.queues, list[0].node)
+			tc.names = append(tc.names, name)
+		}
+	}
+	f.byRoot[root] = tc
+	return tc
+}
+
+// rootCandidates merges, once per cycle and tree, the admitted workloads of
+// the tree's ClusterQueues in victim order, so that each preemptor filters
+// one sorted list instead of sorting its own.
+func (f *Finder) rootCandidates(tc *treeCandidates) []candidate {
+	if tc.merged {
+		return tc.list
+	}
+	for qi, name := range tc.names {
+		for _, c := range f.queueCandidates(name) {
+			c.qi = int32(qi)
+			tc.list = append(tc.list, c)
+		}
+	}
+	slices.SortFunc(tc.list, compareCandidates)
+	tc.merged = true
+	return tc.list
 }
 
 // queueCandidates returns a ClusterQueue's admitted workloads in victim
@@ -141,19 +201,6 @@ func usesAny(usage resources.FlavorResourceQuantities, contested []resources.Fla
 		}
 	}
 	return false
-}
-
-// queuesUnder returns the ClusterQueues of the tree under root, sorted.
-func (f *Finder) queuesUnder(root *hierarchy.Node) []kueue.ClusterQueueReference {
-	if f.queuesByRoot == nil {
-		f.queuesByRoot = map[*hierarchy.Node][]kueue.ClusterQueueReference{}
-	}
-	names, ok := f.queuesByRoot[root]
-	if !ok {
-		names = root.ClusterQueuesBelow()
-		f.queuesByRoot[root] = names
-	}
-	return names
 }
 
 // branchBorrowing reports whether the candidate's side of the tree uses more

@@ -54,6 +54,7 @@ func (f *Finder) minimal(p *Preemptor, cands []candidate, v variant) []Target {
 		return nil
 	}
 	var removed []candidate
+	var above *hierarchy.Node
 	fits := false
 	for _, c := range cands {
 		if !c.sameQueue && !f.eligibleNow(p, c, v) {
@@ -61,7 +62,10 @@ func (f *Finder) minimal(p *Preemptor, cands []candidate, v variant) []Target {
 		}
 		f.tree.RemoveUsage(c.node, c.a.Usage)
 		removed = append(removed, c)
-		if f.fitsVariant(p, v, removed) {
+		if v == reclaiming {
+			above = deeper(above, victimLCA(c, p))
+		}
+		if f.fitsVariant(p, v, above) {
 			fits = true
 			break
 		}
@@ -70,12 +74,33 @@ func (f *Finder) minimal(p *Preemptor, cands []candidate, v variant) []Target {
 		f.restore(removed)
 		return nil
 	}
-	victims := f.giveBackUnneeded(p, removed, func(kept func() []candidate) bool {
-		if v != reclaiming {
-			return f.fits(p, true)
+	if v != reclaiming {
+		victims := f.giveBackUnneeded(p, removed, func(int, []bool) bool { return f.fits(p, true) })
+		return f.checked(p, victims, v)
+	}
+	// The victims kept while victim i is tried back are those before i and
+	// those after i found needed; their deepest common ancestor with the
+	// preemptor is the prefix's folded with the needed suffix's, kept up
+	// to date as the give-back walks down from the end.
+	lcas := make([]*hierarchy.Node, len(removed))
+	prefix := make([]*hierarchy.Node, len(removed)+1)
+	for i, c := range removed {
+		lcas[i] = victimLCA(c, p)
+		prefix[i+1] = deeper(prefix[i], lcas[i])
+	}
+	var suffix *hierarchy.Node
+	victims := f.giveBackUnneeded(p, removed, func(i int, needed []bool) bool {
+		if needed[i+1] {
+			suffix = deeper(suffix, lcas[i+1])
 		}
-		return f.fitsVariant(p, v, kept())
+		return f.fitsVariant(p, v, deeper(prefix[i], suffix))
 	})
+	return f.checked(p, victims, v)
+}
+
+// checked puts the victims' quota back in the tree and returns them as
+// targets, unless they could come back and evict the preemptor in turn.
+func (f *Finder) checked(p *Preemptor, victims []candidate, v variant) []Target {
 	ok := f.noWayBack(p, victims, false)
 	f.restore(victims)
 	if !ok {
@@ -84,23 +109,14 @@ func (f *Finder) minimal(p *Preemptor, cands []candidate, v variant) []Target {
 	return targets(victims, v)
 }
 
-// fitsVariant checks the preemptor fits with the given victims removed.
-// When reclaiming, the quota it uses must also be quota its side of the tree
-// owns: for every victim, the lowest subtree covering the preemptor's usage
-// must lie strictly below the victim's lowest common ancestor with it (for
-// its own queue's victims, or none: within its own nominal quota).
-func (f *Finder) fitsVariant(p *Preemptor, v variant, victims []candidate) bool {
+// fitsVariant checks the preemptor fits with the victims removed. When
+// reclaiming, the quota it uses must also be quota its side of the tree
+// owns: the lowest subtree covering the preemptor's usage must lie strictly
+// below above, the deepest common ancestor of an other-queue victim with
+// the preemptor (or, with none, be its own queue: within nominal quota).
+func (f *Finder) fitsVariant(p *Preemptor, v variant, above *hierarchy.Node) bool {
 	if v != reclaiming {
 		return f.fits(p, true)
-	}
-	var above *hierarchy.Node
-	for _, c := range victims {
-		if c.sameQueue {
-			continue
-		}
-		if lca := lowestCommonAncestor(c.node, p.Node); lca != nil && (above == nil || lca.Depth() > above.Depth()) {
-			above = lca
-		}
 	}
 	for fr, need := range p.Usage {
 		if need > p.Node.Available(fr) {
@@ -166,14 +182,17 @@ func (f *Finder) eligibleNow(p *Preemptor, c candidate, v variant) bool {
 }
 
 // giveBackUnneeded re-adds victims, last but one first, that the preemptor
-// fits without; it returns the victims still needed (still removed).
-func (f *Finder) giveBackUnneeded(p *Preemptor, removed []candidate, fits func(kept func() []candidate) bool) []candidate {
+// fits without; it returns the victims still needed (still removed). fits
+// is asked with victim i given back, i going down from the last but one;
+// the victims kept then are those before i and those after i found needed
+// (see keptExcept).
+func (f *Finder) giveBackUnneeded(p *Preemptor, removed []candidate, fits func(i int, needed []bool) bool) []candidate {
 	needed := make([]bool, len(removed))
 	needed[len(removed)-1] = true
 	for i := len(removed) - 2; i >= 0; i-- {
 		c := removed[i]
 		f.tree.AddUsage(c.node, c.a.Usage)
-		if fits(func() []candidate { return keptExcept(removed, needed, i) }) {
+		if fits(i, needed) {
 			continue
 		}
 		f.tree.RemoveUsage(c.node, c.a.Usage)
@@ -240,6 +259,24 @@ func targets(victims []candidate, v variant) []Target {
 		out[i] = Target{Workload: c.a, Reason: reason}
 	}
 	return out
+}
+
+// victimLCA is the lowest common ancestor of another queue's victim with
+// the preemptor; nil for the preemptor's own queue's.
+func victimLCA(c candidate, p *Preemptor) *hierarchy.Node {
+	if c.sameQueue {
+		return nil
+	}
+	return lowestCommonAncestor(c.node, p.Node)
+}
+
+// deeper returns the deeper of two nodes on one path to the root; nil
+// counts as shallowest.
+func deeper(a, b *hierarchy.Node) *hierarchy.Node {
+	if a == nil || (b != nil && b.Depth() > a.Depth()) {
+		return b
+	}
+	return a
 }
 
 func filter(cands []candidate, keep func(candidate) bool) []candidate {

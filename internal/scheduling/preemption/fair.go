@@ -52,11 +52,11 @@ func (f *Finder) fair(p *Preemptor, cands []candidate) []Target {
 	}
 	// A victim is given back only if the preemptor still fits and every
 	// other-queue victim kept still passes the test it was taken under.
-	victims := f.giveBackUnneeded(p, removed, func(kept func() []candidate) bool {
+	victims := f.giveBackUnneeded(p, removed, func(i int, needed []bool) bool {
 		if !f.fits(p, true) {
 			return false
 		}
-		victims := kept()
+		victims := keptExcept(removed, needed, i)
 		own := ownUsage(victims)
 		for _, c := range victims {
 			if !c.sameQueue && !c.withinNominal && !f.shareAllows(p, c, c.strategy, own) {

@@ -83,8 +83,11 @@ type Finder struct {
 	taken map[types.NamespacedName]bool
 	// takenList holds the victims taken so far, in the order taken.
 	takenList []candidate
-	// queuesByRoot lists the ClusterQueues under each root, sorted.
-	queuesByRoot map[*hierarchy.Node][]kueue.ClusterQueueReference
+	// byRoot caches each cohort tree's admitted workloads in victim order.
+	byRoot map[*hierarchy.Node]*treeCandidates
+	// scratch is otherCandidates' per-queue table (does the queue borrow),
+	// reused between preemptors.
+	scratch []bool
 	// byQueue caches each queue's admitted workloads in victim order.
 	byQueue map[kueue.ClusterQueueReference][]candidate
 }
@@ -93,7 +96,7 @@ type Finder struct {
 // working tree.
 func NewFinder(snap *state.Snapshot, tree *hierarchy.Tree, opts Options) *Finder {
 	return &Finder{snap: snap, tree: tree, opts: opts, taken: map[types.NamespacedName]bool{},
-		byQueue: map[kueue.ClusterQueueReference][]candidate{}}
+		byQueue: map[kueue.ClusterQueueReference][]candidate{}, byRoot: map[*hierarchy.Node]*treeCandidates{}}
 }
 
 // Take marks victims as chosen: later preemptors in the cycle pick others,
