@@ -68,10 +68,13 @@ func benchCache(b *testing.B) (*Cache, []types.NamespacedName) {
 }
 
 // benchCycle is one scheduling cycle as the manager runs it, without I/O:
-// snapshot, Decide, admissions assumed, refusals parked.
+// snapshot, idle cohort trees skipped, Decide, admissions assumed,
+// refusals parked.
 func benchCycle(b *testing.B, c *Cache, admitted *[]types.NamespacedName) int {
 	snap, queues := c.Snapshot(time.Now().UnixNano())
+	queues = c.SkipIdle(snap, queues)
 	res := scheduling.Decide(snap, queues, scheduling.Options{})
+	c.Settle(snap, queues, &res)
 	n := 0
 	for i := range res.Decisions {
 		d := &res.Decisions[i]

@@ -60,6 +60,9 @@ type Cache struct {
 	runtimes runtimeHistory
 	// evictions measures how long evictions take (evictions.go).
 	evictions evictionDelays
+	// idle holds the cohort trees whose last cycle changed nothing
+	// (idle.go).
+	idle idleTrees
 	// poisoned holds workloads set aside after deciding them failed, with
 	// the generation they were set aside at.
 	poisoned map[Key]int64

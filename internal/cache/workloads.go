@@ -338,4 +338,5 @@ func (c *Cache) UnparkAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.queues.UnparkAll()
+	c.forgetIdleLocked()
 }

@@ -185,3 +185,35 @@ func TestNamespaceListKeepsFirstOccurrences(t *testing.T) {
 		t.Fatalf("namespaces %v, want %v", l.list, want)
 	}
 }
+
+// A preemptor requeued unchanged (still waiting for its victims) leaves
+// its queue's offer as it was, in either strategy, so that its cohort tree
+// can stay idle (cache.Cache.SkipIdle); a changed hint changes it.
+func TestUnchangedPreemptorKeepsTheOffer(t *testing.T) {
+	for _, strategy := range []kueue.QueueingStrategy{kueue.BestEffortFIFO, kueue.StrictFIFO} {
+		t.Run(string(strategy), func(t *testing.T) {
+			m := NewManager()
+			m.SetClusterQueue("cq", strategy)
+			m.SetLocalQueue(LocalQueueKey{Namespace: "ns", Name: "lq"}, "cq")
+			m.AddOrUpdate(info("a", 5, 1, 2))
+			m.AddOrUpdate(info("b", 0, 2, 1))
+			pre, _ := m.Get(types.NamespacedName{Namespace: "ns", Name: "a"})
+			marked := *pre
+			marked.Preempting = true
+			marked.Hint = &workload.Hint{Counts: []int32{1}}
+			m.Replace(&marked)
+			first := m.Candidates(10)[0].Workloads
+			again := marked
+			m.Replace(&again)
+			if got := m.Candidates(11)[0].Workloads; &got[0] != &first[0] {
+				t.Fatal("an unchanged preemptor rebuilt its queue's offer")
+			}
+			other := marked
+			other.Hint = &workload.Hint{Counts: []int32{2}}
+			m.Replace(&other)
+			if got := m.Candidates(12)[0].Workloads; &got[0] == &first[0] {
+				t.Fatal("a new hint did not reach the offer")
+			}
+		})
+	}
+}

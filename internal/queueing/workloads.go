@@ -38,9 +38,9 @@ func (m *Manager) addOrUpdate(info *workload.Info, force bool) bool {
 	}
 	info.Shape = m.shapes.Intern(info.Shape)
 	if e, ok := m.workloads[info.Key]; ok {
-		if force && unchangedStrict(e, info) {
+		if force && unchanged(e, info) {
 			m.shapes.Release(info.Shape)
-			return false // a preemptor still waiting, at the head of a StrictFIFO queue
+			return false // a preemptor still waiting for its victims
 		}
 		if !force && sameScheduling(e.info, info) {
 			m.shapes.Release(info.Shape)
@@ -80,12 +80,17 @@ func sameScheduling(a, b *workload.Info) bool {
 		a.QueueOrderTime == b.QueueOrderTime && a.RequeueAt == b.RequeueAt && a.Shape == b.Shape
 }
 
-// unchangedStrict reports that replacing e's Info in a StrictFIFO queue
-// would change nothing: no shape is parked there, so a fresh mark means
-// nothing either.
-func unchangedStrict(e *entry, info *workload.Info) bool {
-	return e.queue != nil && e.queue.strategy == kueue.StrictFIFO && !e.parked && sameScheduling(e.info, info) &&
-		samePreemption(e.info, info) && e.info.ResourceVersion == info.ResourceVersion
+// unchanged reports that replacing e's Info would change nothing: the
+// entry is neither parked alone nor by shape (a fresh mark would matter
+// only then), and the scheduler reads the same from both Infos, preemption
+// mark and hint included.
+func unchanged(e *entry, info *workload.Info) bool {
+	if e.queue == nil || e.parked || !sameScheduling(e.info, info) || !samePreemption(e.info, info) ||
+		e.info.ResourceVersion != info.ResourceVersion {
+		return false
+	}
+	_, shapeParked := e.queue.parkedShapes[e.info.Shape]
+	return !shapeParked
 }
 
 // samePreemption reports whether two Infos carry the same preemption mark

@@ -188,10 +188,15 @@ func (s *Scheduler) cycle(ctx context.Context) bool {
 	metrics.SchedulingCycle()
 	start := s.now()
 	snap, queues := s.Cache.Snapshot(start.UnixNano())
+	queues = s.Cache.SkipIdle(snap, queues)
 	if len(queues) == 0 {
 		return false
 	}
 	res, setAside := s.decide(ctx, snap, queues, start)
+	if setAside == 0 && len(res.Decisions)+len(res.Blocked) > 0 {
+		// Not after a failure of the core: its trees were not decided.
+		s.Cache.Settle(snap, queues, &res)
+	}
 	rep := CycleReport{Decisions: res.Workloads(), Admitted: res.Admitted, SetAside: setAside}
 	blocked := s.BlockAdmission && !s.Cache.AllPodsReady()
 	heldBack := false

@@ -95,6 +95,10 @@ type Decision struct {
 	// shape, or the holder would be hidden from the next cycles and the
 	// quota it waits for would go to lower-priority workloads.
 	BehindHolder bool
+	// Recheck (Unix nanoseconds), when set, is when the decision may change
+	// though nothing else did: a preemptor waiting for workloads expected
+	// to end soon preempts them once one is late.
+	Recheck int64
 }
 
 // Result is the outcome of one cycle.

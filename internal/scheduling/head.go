@@ -183,7 +183,8 @@ func (c *cycle) preemptForHead(cur *cursor) {
 		cur.hold(w.Shape)
 		c.decide(Decision{Workload: w, Assignment: &asg, Reason: WaitingForQuota, Held: asg.Usage,
 			Message: fmt.Sprintf("waiting for %d running workload(s) expected to end within %s rather than preempting them",
-				len(targets), wait.Round(time.Second))})
+				len(targets), wait.Round(time.Second)),
+			Recheck: c.lateAt(targets)})
 		cur.pos++
 		if cur.cq.QueueingStrategy == kueue.StrictFIFO {
 			c.blockRest(cur, w)
@@ -239,6 +240,22 @@ func (c *cycle) endingSoon(targets []preemption.Target) (time.Duration, bool) {
 		longest = max(longest, left)
 	}
 	return longest, true
+}
+
+// lateAt is when the first of the targets a preemptor waits for is late
+// by more than the patience (plus the eviction delay): endingSoon may then
+// answer otherwise. A target already that late (waited for because
+// workloads are late together) makes it now.
+func (c *cycle) lateAt(targets []preemption.Target) int64 {
+	wait := int64(c.opts.Patience + c.snap.EvictionDelay)
+	at := int64(0)
+	for _, t := range targets {
+		end := max(t.Workload.ExpectedEnd+wait+1, c.snap.Now)
+		if at == 0 || end < at {
+			at = end
+		}
+	}
+	return at
 }
 
 // lateCap bounds, in patiences, how long past its estimate a late target

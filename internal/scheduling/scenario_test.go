@@ -111,6 +111,8 @@ type scenarioExpect struct {
 	// Parking, when set, is what the refusal sets aside in a
 	// BestEffortFIFO queue: nothing, shape or workload.
 	Parking string `json:"parking"`
+	// Recheck, when set, is Decision.Recheck in whole seconds (0: none).
+	Recheck *int64 `json:"recheck"`
 }
 
 func loadScenario(t *testing.T, path string) *scenario {
@@ -277,6 +279,9 @@ func checkDecision(t *testing.T, name string, want scenarioExpect, d Decision) {
 			t.Errorf("%s: message %q does not contain %q", name, d.Explain(), want.Message)
 		}
 		checkVictims(t, name, want.Victims, d.Victims)
+		if want.Recheck != nil && d.Recheck/int64(time.Second) != *want.Recheck {
+			t.Errorf("%s: recheck at %v s, want %d s (%s)", name, float64(d.Recheck)/float64(time.Second), *want.Recheck, d.Explain())
+		}
 		if want.Parking != "" {
 			got := [...]string{ParkNothing: "nothing", ParkWorkload: "workload", ParkShape: "shape"}[d.Parking(kueue.BestEffortFIFO)]
 			if got != want.Parking {

@@ -44,10 +44,16 @@ func (e *engine) runCycles() {
 func (e *engine) runCycle() bool {
 	e.cycles++
 	snap, queues := e.c.Snapshot(e.clock(e.now).UnixNano())
+	if !e.opts.EvaluateAll {
+		queues = e.c.SkipIdle(snap, queues)
+	}
 	if len(queues) == 0 {
 		return false
 	}
 	res := scheduling.Decide(snap, queues, e.opts.Scheduling)
+	if !e.opts.EvaluateAll {
+		e.c.Settle(snap, queues, &res)
+	}
 	progress := false
 	for i := range res.Decisions {
 		d := &res.Decisions[i]

@@ -35,6 +35,10 @@ type Options struct {
 	// Context, when set, stops the simulation once done (checked before
 	// each event): Run returns its error.
 	Context context.Context
+	// EvaluateAll decides every cohort tree in every cycle, as if none
+	// were idle (cache.Cache.SkipIdle): slower, the same results; for
+	// checking that skipping idle trees changes nothing.
+	EvaluateAll bool
 }
 
 // epoch is the virtual clock's zero, for the objects' timestamps.

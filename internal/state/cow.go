@@ -12,6 +12,8 @@ import (
 type cowMap[K comparable, V any] struct {
 	m      map[K]V
 	shared bool
+	// version counts the changes.
+	version uint64
 }
 
 func newCowMap[K comparable, V any]() cowMap[K, V] { return cowMap[K, V]{m: map[K]V{}} }
@@ -19,6 +21,7 @@ func newCowMap[K comparable, V any]() cowMap[K, V] { return cowMap[K, V]{m: map[
 func (c *cowMap[K, V]) set(k K, v V) {
 	c.own()
 	c.m[k] = v
+	c.version++
 }
 
 func (c *cowMap[K, V]) del(k K) {
@@ -27,6 +30,7 @@ func (c *cowMap[K, V]) del(k K) {
 	}
 	c.own()
 	delete(c.m, k)
+	c.version++
 }
 
 func (c *cowMap[K, V]) own() {

@@ -24,6 +24,10 @@ type Snapshot struct {
 	// gains what an eviction would, without the lost work.
 	EvictionDelay time.Duration
 	Tree          *hierarchy.Tree
+	// Specs changes whenever a flavor, ClusterQueue, Cohort, admission
+	// check or namespace does: equal values in two snapshots of one State
+	// mean the same specs.
+	Specs         uint64
 	ClusterQueues map[kueue.ClusterQueueReference]*ClusterQueue
 	Cohorts       map[kueue.CohortReference]*Cohort
 	Flavors       map[kueue.ResourceFlavorReference]*Flavor

@@ -311,6 +311,8 @@ func (s *State) Snapshot() *Snapshot {
 		inactive:      s.inactiveReasons(),
 		byQueue:       s.sorted.share(),
 		admitted:      len(s.admitted),
+		Specs: s.flavors.version + s.queues.version + s.cohorts.version + s.checks.version +
+			s.namespaces.version,
 	}
 }
 

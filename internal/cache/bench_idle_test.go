@@ -1,0 +1,142 @@
+package cache
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/lifecycle"
+	"github.com/kuota-dev/kuota/internal/scheduling"
+	"github.com/kuota-dev/kuota/internal/state"
+	"github.com/kuota-dev/kuota/internal/workload"
+)
+
+// benchWorkload is a pending Workload of count pods of 1 cpu.
+func benchWorkload(name, lq string, priority, count int32, created time.Time) *kueue.Workload {
+	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: name, UID: types.UID(name), ResourceVersion: "1",
+		CreationTimestamp: metav1.NewTime(created)},
+		Spec: kueue.WorkloadSpec{QueueName: kueue.LocalQueueName(lq), Priority: ptr.To(priority), PodSets: []kueue.PodSet{{Name: "main",
+			Count: count, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}}}}}}
+}
+
+// contendedCache: 1,000 ClusterQueues in 100 cohorts, each full of
+// low-priority work, and in each 5 high-priority preemptors waiting for
+// the victims they evicted (evictions take long): every head needs a
+// victim search in every cycle that decides its cohort.
+func contendedCache(b *testing.B, all bool) (*Cache, func()) {
+	c := New(lifecycle.Options{})
+	c.SetFlavor(&state.Flavor{Name: "f"})
+	c.SetNamespace("bench", nil)
+	for i := range benchQueues {
+		name := fmt.Sprintf("cq-%d", i)
+		cq, err := state.NewClusterQueue(&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: kueue.ClusterQueueSpec{
+			CohortName: kueue.CohortReference(fmt.Sprintf("co-%d", i%benchCohorts)), NamespaceSelector: &metav1.LabelSelector{},
+			Preemption: &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority},
+			ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
+				Flavors: []kueue.FlavorQuotas{{Name: "f", Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU,
+					NominalQuota: resource.MustParse("20")}}}}}}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.SetClusterQueue(cq)
+		c.SetLocalQueue(LocalQueueKey{Namespace: "bench", Name: kueue.LocalQueueName(name)}, kueue.ClusterQueueReference(name), kueue.None)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	n := 0
+	add := func(cq int, priority, count int32) {
+		c.UpsertWorkload(benchWorkload(fmt.Sprintf("wl-%07d", n), fmt.Sprintf("cq-%d", cq), priority, count, base.Add(time.Duration(n)*time.Millisecond)))
+		n++
+	}
+	cycle := func() int { return contendedCycle(b, c, all) }
+	for cq := range benchQueues {
+		for range 20 {
+			add(cq, 0, 1)
+		}
+	}
+	for cycle() > 0 {
+	}
+	for cq := range benchQueues {
+		for range 5 {
+			add(cq, 100, 4)
+		}
+	}
+	for range 20 {
+		if cycle() == 0 {
+			break
+		}
+	}
+	next := 0
+	return c, func() { // one arrival in one cohort
+		add(next%benchQueues, 0, 1)
+		next += 7
+	}
+}
+
+// contendedCycle runs a cycle as the manager does, without I/O, and
+// reports the admissions and evictions it started. Evictions are marked
+// and never end.
+func contendedCycle(b *testing.B, c *Cache, all bool) int {
+	snap, queues := c.Snapshot(time.Now().UnixNano())
+	if !all {
+		queues = c.SkipIdle(snap, queues)
+	}
+	res := scheduling.Decide(snap, queues, scheduling.Options{})
+	if !all {
+		c.Settle(snap, queues, &res)
+	}
+	moved := 0
+	for i := range res.Decisions {
+		d := &res.Decisions[i]
+		w := d.Workload
+		switch {
+		case d.Admit:
+			if err := c.Assume(&state.Admitted{Key: w.Key, UID: w.UID, ClusterQueue: w.ClusterQueue, LocalQueue: w.LocalQueue,
+				Admitted: true, Priority: w.Priority, Usage: d.Assignment.Usage}, w.ResourceVersion); err != nil {
+				b.Fatal(err)
+			}
+			moved++
+		case len(d.Victims) > 0 || d.Reason == scheduling.WaitingForPreemptedWorkloads:
+			for _, v := range d.Victims {
+				if !v.Workload.Evicting {
+					c.MarkEvicting(v.Workload.Key, snap.Now)
+					moved++
+				}
+			}
+			p := workload.Info(*w)
+			p.Preempting, p.Hint = true, d.Hint()
+			c.Requeue(&p)
+		default:
+			c.ParkFor(d, snap)
+		}
+	}
+	return moved
+}
+
+// BenchmarkCycleWhilePreemptorsWait measures a cycle after one workload
+// arrives in one cohort while every cohort has preemptors waiting for
+// their victims: with idle cohort trees skipped, and with every tree
+// decided (what each cycle cost before).
+func BenchmarkCycleWhilePreemptorsWait(b *testing.B) {
+	for _, mode := range []struct {
+		name string
+		all  bool
+	}{{"idle-skipped", false}, {"every-tree", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			c, arrive := contendedCache(b, mode.all)
+			b.ResetTimer()
+			for b.Loop() {
+				arrive()
+				contendedCycle(b, c, mode.all)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)*1000, "ms/cycle")
+		})
+	}
+}
