@@ -5,50 +5,18 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
-
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
-	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 	"github.com/kuota-dev/kuota/internal/state"
 	"github.com/kuota-dev/kuota/internal/workload"
 )
-
-// benchWorkload is a pending Workload of count pods of 1 cpu.
-func benchWorkload(name, lq string, priority, count int32, created time.Time) *kueue.Workload {
-	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: name, UID: types.UID(name), ResourceVersion: "1",
-		CreationTimestamp: metav1.NewTime(created)},
-		Spec: kueue.WorkloadSpec{QueueName: kueue.LocalQueueName(lq), Priority: ptr.To(priority), PodSets: []kueue.PodSet{{Name: "main",
-			Count: count, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c",
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}}}}}}
-}
 
 // contendedCache: 1,000 ClusterQueues in 100 cohorts, each full of
 // low-priority work, and in each 5 high-priority preemptors waiting for
 // the victims they evicted (evictions take long): every head needs a
 // victim search in every cycle that decides its cohort.
 func contendedCache(b *testing.B, all bool) (*Cache, func()) {
-	c := New(lifecycle.Options{})
-	c.SetFlavor(&state.Flavor{Name: "f"})
-	c.SetNamespace("bench", nil)
-	for i := range benchQueues {
-		name := fmt.Sprintf("cq-%d", i)
-		cq, err := state.NewClusterQueue(&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: kueue.ClusterQueueSpec{
-			CohortName: kueue.CohortReference(fmt.Sprintf("co-%d", i%benchCohorts)), NamespaceSelector: &metav1.LabelSelector{},
-			Preemption: &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority},
-			ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
-				Flavors: []kueue.FlavorQuotas{{Name: "f", Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU,
-					NominalQuota: resource.MustParse("20")}}}}}}}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		c.SetClusterQueue(cq)
-		c.SetLocalQueue(LocalQueueKey{Namespace: "bench", Name: kueue.LocalQueueName(name)}, kueue.ClusterQueueReference(name), kueue.None)
-	}
+	c := benchQueuesCache(b, &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority})
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	n := 0
 	add := func(cq int, priority, count int32) {

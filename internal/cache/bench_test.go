@@ -30,32 +30,12 @@ const (
 // (UpsertWorkload), then runs cycles until nothing more is admitted: the
 // queues are full and the rest waits, parked.
 func benchCache(b *testing.B) (*Cache, []types.NamespacedName) {
-	c := New(lifecycle.Options{})
-	c.SetFlavor(&state.Flavor{Name: "f"})
-	c.SetNamespace("bench", nil)
-	for i := range benchQueues {
-		name := fmt.Sprintf("cq-%d", i)
-		cq, err := state.NewClusterQueue(&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: kueue.ClusterQueueSpec{
-			CohortName: kueue.CohortReference(fmt.Sprintf("co-%d", i%benchCohorts)), NamespaceSelector: &metav1.LabelSelector{},
-			ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
-				Flavors: []kueue.FlavorQuotas{{Name: "f", Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU,
-					NominalQuota: resource.MustParse("20")}}}}}}}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		c.SetClusterQueue(cq)
-		c.SetLocalQueue(LocalQueueKey{Namespace: "bench", Name: kueue.LocalQueueName(name)}, kueue.ClusterQueueReference(name), kueue.None)
-	}
+	c := benchQueuesCache(b, nil)
 	rng := rand.New(rand.NewPCG(1, 2))
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range benchPending {
-		wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: fmt.Sprintf("wl-%06d", i),
-			UID: types.UID(fmt.Sprint(i)), ResourceVersion: "1", CreationTimestamp: metav1.NewTime(base.Add(time.Duration(i) * time.Millisecond))},
-			Spec: kueue.WorkloadSpec{QueueName: kueue.LocalQueueName(fmt.Sprintf("cq-%d", rng.IntN(benchQueues))),
-				Priority: ptr.To(int32(rng.IntN(3) * 100)), PodSets: []kueue.PodSet{{Name: "main", Count: int32(1 + rng.IntN(30)),
-					Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c",
-						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}}}}}}
-		c.UpsertWorkload(wl)
+		c.UpsertWorkload(benchWorkload(fmt.Sprintf("wl-%06d", i), fmt.Sprintf("cq-%d", rng.IntN(benchQueues)),
+			int32(rng.IntN(3)*100), int32(1+rng.IntN(30)), base.Add(time.Duration(i)*time.Millisecond)))
 	}
 	var admitted []types.NamespacedName
 	for range 50 {
@@ -65,6 +45,39 @@ func benchCache(b *testing.B) (*Cache, []types.NamespacedName) {
 		}
 	}
 	return c, admitted
+}
+
+// benchQueuesCache returns a cache with flavor f and benchQueues
+// ClusterQueues of 20 cpu in benchCohorts cohorts, each fed by a LocalQueue
+// of its name in namespace bench.
+func benchQueuesCache(b *testing.B, preemption *kueue.ClusterQueuePreemption) *Cache {
+	c := New(lifecycle.Options{})
+	c.SetFlavor(&state.Flavor{Name: "f"})
+	c.SetNamespace("bench", nil)
+	for i := range benchQueues {
+		name := fmt.Sprintf("cq-%d", i)
+		cq, err := state.NewClusterQueue(&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: kueue.ClusterQueueSpec{
+			CohortName: kueue.CohortReference(fmt.Sprintf("co-%d", i%benchCohorts)), NamespaceSelector: &metav1.LabelSelector{},
+			Preemption: preemption,
+			ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
+				Flavors: []kueue.FlavorQuotas{{Name: "f", Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU,
+					NominalQuota: resource.MustParse("20")}}}}}}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.SetClusterQueue(cq)
+		c.SetLocalQueue(LocalQueueKey{Namespace: "bench", Name: kueue.LocalQueueName(name)}, kueue.ClusterQueueReference(name), kueue.None)
+	}
+	return c
+}
+
+// benchWorkload is a pending Workload of count pods of 1 cpu.
+func benchWorkload(name, lq string, priority, count int32, created time.Time) *kueue.Workload {
+	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: name, UID: types.UID(name), ResourceVersion: "1",
+		CreationTimestamp: metav1.NewTime(created)},
+		Spec: kueue.WorkloadSpec{QueueName: kueue.LocalQueueName(lq), Priority: ptr.To(priority), PodSets: []kueue.PodSet{{Name: "main",
+			Count: count, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}}}}}}
 }
 
 // benchCycle is one scheduling cycle as the manager runs it, without I/O:
