@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -28,40 +29,59 @@ func (w *Writer) WorkloadStatus(ctx context.Context, wl *kueue.Workload, st *kue
 
 // WorkloadStatusVersion is WorkloadStatus that also returns the
 // resourceVersion the write made.
+//
+// The request goes out as metadata (a PartialObjectMetadata with the apply
+// patch as its raw body), so the API server answers with the Workload's
+// metadata only: the manager reads nothing else from the answer, and
+// decoding the whole object back cost about a tenth of its CPU on the
+// baseline benchmark.
 func (w *Writer) WorkloadStatusVersion(ctx context.Context, wl *kueue.Workload, st *kueue.WorkloadStatus, manager string) (string, error) {
 	if Trimmed(wl) {
 		return "", fmt.Errorf("workload %s/%s: %w", wl.Namespace, wl.Name, ErrTrimmed)
 	}
-	u, err := workloadApplyObject(wl, st)
+	body, err := workloadApplyBody(wl, st)
 	if err != nil {
 		return "", err
 	}
-	if err := w.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+	target := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: wl.Namespace, Name: wl.Name}}
+	target.SetGroupVersionKind(kueue.GroupVersion.WithKind("Workload"))
+	if err := w.Client.Status().Patch(ctx, target, client.RawPatch(types.ApplyPatchType, body),
 		client.FieldOwner(manager), client.ForceOwnership); err != nil {
 		return "", fmt.Errorf("applying status of workload %s/%s: %w", wl.Namespace, wl.Name, err)
 	}
-	return u.GetResourceVersion(), nil
+	return target.ResourceVersion, nil
 }
 
-// workloadApplyObject builds the apply request: identity, precondition and
+// applyMeta is the identity and precondition of an apply request, and
+// nothing else (metav1.ObjectMeta would add an empty creationTimestamp).
+type applyMeta struct {
+	Name            string    `json:"name"`
+	Namespace       string    `json:"namespace"`
+	UID             types.UID `json:"uid,omitempty"`
+	ResourceVersion string    `json:"resourceVersion,omitempty"`
+}
+
+// workloadApply is the body of a Workload status apply request.
+type workloadApply struct {
+	APIVersion string                `json:"apiVersion"`
+	Kind       string                `json:"kind"`
+	Metadata   applyMeta             `json:"metadata"`
+	Status     *kueue.WorkloadStatus `json:"status"`
+}
+
+// workloadApplyBody builds the apply request: identity, precondition and
 // the status, nothing else.
-func workloadApplyObject(wl *kueue.Workload, st *kueue.WorkloadStatus) (*unstructured.Unstructured, error) {
-	data, err := json.Marshal(st)
+func workloadApplyBody(wl *kueue.Workload, st *kueue.WorkloadStatus) ([]byte, error) {
+	if st == nil {
+		st = &kueue.WorkloadStatus{}
+	}
+	data, err := json.Marshal(workloadApply{APIVersion: kueue.GroupVersion.String(), Kind: "Workload",
+		Metadata: applyMeta{Name: wl.Name, Namespace: wl.Namespace, UID: wl.UID, ResourceVersion: wl.ResourceVersion},
+		Status:   st})
 	if err != nil {
 		return nil, fmt.Errorf("encoding workload status: %w", err)
 	}
-	status := map[string]any{}
-	if err := json.Unmarshal(data, &status); err != nil {
-		return nil, fmt.Errorf("decoding workload status: %w", err)
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"status": status}}
-	u.SetAPIVersion(kueue.GroupVersion.String())
-	u.SetKind("Workload")
-	u.SetName(wl.Name)
-	u.SetNamespace(wl.Namespace)
-	u.SetUID(wl.UID)
-	u.SetResourceVersion(wl.ResourceVersion)
-	return u, nil
+	return data, nil
 }
 
 // Pool runs writes on a bounded number of goroutines.

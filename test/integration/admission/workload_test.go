@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -130,4 +132,41 @@ func TestInvalidWorkloadStatusWritesAreRejected(t *testing.T) {
 	changed := wl.DeepCopy()
 	changed.Spec.PodSets[0].Count = 3
 	expectDenied(t, k8s.Update(context.Background(), changed), "vworkload.kb.io", "spec.podSets[0]")
+}
+
+// The manager learns the version its status write made from the answer
+// (it asks for metadata only), and a write built from a Workload that has
+// changed since it was read is refused whole: the precondition holds.
+func TestStatusWriteReturnsItsVersionAndRefusesAStaleRead(t *testing.T) {
+	ctx := context.Background()
+	now := metav1.Now()
+	wl := createWorkload(t, "versions")
+	stale := wl.DeepCopy()
+	w := &apply.Writer{Client: k8s}
+	st, _ := apply.Pending(wl, kueue.WorkloadReasonPending, "waiting for quota", nil, now)
+	rv, err := w.WorkloadStatusVersion(ctx, wl, st, apply.AdmissionManager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored kueue.Workload
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(wl), &stored); err != nil {
+		t.Fatal(err)
+	}
+	if rv == "" || rv != stored.ResourceVersion {
+		t.Errorf("the write returned version %q, the Workload is at %q", rv, stored.ResourceVersion)
+	}
+	if c := meta.FindStatusCondition(stored.Status.Conditions, kueue.WorkloadQuotaReserved); c == nil || c.Message != "waiting for quota" {
+		t.Errorf("QuotaReserved after the write: %+v", c)
+	}
+
+	_, err = w.WorkloadStatusVersion(ctx, stale, apply.Reserve(stale, admissionOf("cq"), nil, now), apply.AdmissionManager)
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("a write from a stale read: got %v, want a conflict", err)
+	}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(wl), &stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored.Status.Admission != nil || stored.ResourceVersion != rv {
+		t.Errorf("the refused write changed the Workload: version %s, admission %+v", stored.ResourceVersion, stored.Status.Admission)
+	}
 }
