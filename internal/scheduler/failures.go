@@ -72,11 +72,12 @@ func (s *Scheduler) tryDecide(snap *state.Snapshot, queues []workload.Queue) (re
 			s.log.V(1).Info("scheduling core panicked", "error", err.Error(), "stack", string(debug.Stack()))
 		}
 	}()
-	decide := s.Decide
-	if decide == nil {
-		decide = scheduling.Decide
+	if s.Decide != nil {
+		return s.Decide(snap, queues, s.Options), nil
 	}
-	return decide(snap, queues, s.Options), nil
+	buf := s.spare
+	s.spare = nil // a retry after a panic starts afresh
+	return scheduling.DecideInto(buf, snap, queues, s.Options), nil
 }
 
 // act runs the handling of one decision; a panic sets the workload aside

@@ -71,6 +71,9 @@ type Scheduler struct {
 	locks    keyLocks
 	refusals rejections
 	cycles   atomic.Uint64
+	// spare is the memory of the last cycle's decisions, handed to the
+	// next cycle's (scheduling.DecideInto).
+	spare []scheduling.Decision
 }
 
 // CycleReport summarizes one cycle.
@@ -235,5 +238,9 @@ func (s *Scheduler) cycle(ctx context.Context) bool {
 	if s.OnCycle != nil {
 		s.OnCycle(rep)
 	}
+	// Nothing keeps a decision past its cycle: the writes sent to the pool
+	// copy what they need.
+	clear(res.Decisions)
+	s.spare = res.Decisions[:0]
 	return rep.Admitted > 0 || rep.Preempting > 0
 }

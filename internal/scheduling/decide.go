@@ -106,6 +106,16 @@ const (
 // needs is held for it for the rest of the cycle. The snapshot is not
 // modified.
 func Decide(snap *state.Snapshot, queues []workload.Queue, opts Options) Result {
+	return DecideInto(nil, snap, queues, opts)
+}
+
+// DecideInto is Decide with the decisions written into buf's memory (its
+// length is ignored): buf is the Decisions of an earlier Result that the
+// caller no longer reads. A loop that decides cycle after cycle then
+// allocates the decisions, one per pending workload, once rather than in
+// every cycle, where they were a third of the manager's allocations on the
+// baseline benchmark.
+func DecideInto(buf []Decision, snap *state.Snapshot, queues []workload.Queue, opts Options) Result {
 	tree := snap.Tree.Clone()
 	popts := preemption.Options{}
 	if opts.FairSharing != nil {
@@ -133,7 +143,11 @@ func Decide(snap *state.Snapshot, queues []workload.Queue, opts Options) Result 
 			total += len(q.Workloads)
 		}
 	}
-	c.result.Decisions = make([]Decision, 0, total)
+	if cap(buf) >= total {
+		c.result.Decisions = buf[:0]
+	} else {
+		c.result.Decisions = make([]Decision, 0, total)
+	}
 	sorted := slices.Clone(queues)
 	slices.SortStableFunc(sorted, func(a, b workload.Queue) int { return strings.Compare(string(a.ClusterQueue), string(b.ClusterQueue)) })
 	for _, q := range sorted {

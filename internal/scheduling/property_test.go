@@ -120,9 +120,15 @@ func (p *propRun) run() {
 	if after := propTreeDump(p.snap.Tree); after != before || p.snap.AdmittedCount() != admittedBefore {
 		p.fail("Decide modified the snapshot:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
-	again := Decide(p.snap, p.queues, c.opts)
+	// The second run writes into the memory of another run's decisions,
+	// not cleared, as the manager's loop reuses it.
+	used := Decide(p.snap, p.queues, c.opts).Decisions
+	again := DecideInto(used, p.snap, p.queues, c.opts)
 	if got, want := describe(again), describe(p.result); got != want || again.Admitted != p.result.Admitted {
 		p.fail("a second run decided differently:\n%s", got)
+	}
+	if len(used) > 0 && &again.Decisions[:1][0] != &used[0] {
+		p.fail("DecideInto did not reuse the memory it was given")
 	}
 	if got, want := describe(Decide(p.snap, withNamespaces(p.queues), c.opts)), describe(p.result); got != want {
 		p.fail("the same queues with their namespaces listed decided differently:\n%s", got)

@@ -50,7 +50,11 @@ func (e *engine) runCycle() bool {
 	if len(queues) == 0 {
 		return false
 	}
-	res := scheduling.Decide(snap, queues, e.opts.Scheduling)
+	res := scheduling.DecideInto(e.spare, snap, queues, e.opts.Scheduling)
+	defer func() {
+		clear(res.Decisions)
+		e.spare = res.Decisions[:0]
+	}()
 	if !e.opts.EvaluateAll {
 		e.c.Settle(snap, queues, &res)
 	}

@@ -30,7 +30,7 @@ type Options struct {
 	// workload finished).
 	Deadline time.Duration
 	// OnDecision, when set, sees every decision of the scheduling core,
-	// with the virtual time of its cycle.
+	// with the virtual time of its cycle. d is valid during the call only.
 	OnDecision func(at time.Duration, d *scheduling.Decision)
 	// Context, when set, stops the simulation once done (checked before
 	// each event): Run returns its error.
@@ -65,8 +65,11 @@ type engine struct {
 	idle   int           // cycles in a row without progress (the loop's pacing)
 	wakeAt time.Duration // the earliest backoff wake scheduled (0: none)
 	cycles int
-	log    *json.Encoder
-	err    error
+	// spare is the memory of the last cycle's decisions, for the next
+	// (scheduling.DecideInto).
+	spare []scheduling.Decision
+	log   *json.Encoder
+	err   error
 }
 
 // Run simulates the trace on the setup.
