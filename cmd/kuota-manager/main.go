@@ -42,7 +42,8 @@ func run() error {
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	// Values are encoded only for lines written (app.LazyValues).
+	ctrl.SetLogger(app.LazyValues(zap.New(zap.UseFlagOptions(&zapOpts))))
 	// Libraries that log with klog (client-go, the visibility server's
 	// k8s.io/apiserver) log through the same logger.
 	klog.SetLogger(ctrl.Log)
