@@ -109,9 +109,15 @@ func (c *Cache) Settle(snap *state.Snapshot, queues []workload.Queue, res *sched
 			roots[r] = &verdict{}
 		}
 	}
+	// A queue's decisions mostly come in runs: its verdict is looked up
+	// once per run.
+	var lastCQ kueue.ClusterQueueReference
+	var v *verdict
 	for i := range res.Decisions {
 		d := &res.Decisions[i]
-		v := roots[rootOf(d.Workload.ClusterQueue)]
+		if cq := d.Workload.ClusterQueue; i == 0 || cq != lastCQ {
+			lastCQ, v = cq, roots[rootOf(cq)]
+		}
 		if v == nil {
 			continue
 		}
