@@ -110,12 +110,13 @@ func (c *Cache) Settle(snap *state.Snapshot, queues []workload.Queue, res *sched
 		}
 	}
 	// A queue's decisions mostly come in runs: its verdict is looked up
-	// once per run.
+	// once per run (no decision has an empty ClusterQueue, whose verdict
+	// would be nil anyway).
 	var lastCQ kueue.ClusterQueueReference
 	var v *verdict
 	for i := range res.Decisions {
 		d := &res.Decisions[i]
-		if cq := d.Workload.ClusterQueue; i == 0 || cq != lastCQ {
+		if cq := d.Workload.ClusterQueue; cq != lastCQ {
 			lastCQ, v = cq, roots[rootOf(cq)]
 		}
 		if v == nil {

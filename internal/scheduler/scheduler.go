@@ -240,7 +240,6 @@ func (s *Scheduler) cycle(ctx context.Context) bool {
 	}
 	// Nothing keeps a decision past its cycle: the writes sent to the pool
 	// copy what they need.
-	clear(res.Decisions)
-	s.spare = res.Decisions[:0]
+	s.spare = res.Release()
 	return rep.Admitted > 0 || rep.Preempting > 0
 }

@@ -147,8 +147,7 @@ func BenchmarkCycleWithSnapshot(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		res := DecideInto(spare, st.Snapshot(), m.Candidates(now), Options{})
-		clear(res.Decisions)
-		spare = res.Decisions[:0]
+		spare = res.Release()
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)*1000, "ms/cycle")
 }

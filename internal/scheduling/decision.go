@@ -160,6 +160,16 @@ func (r *Result) Workloads() int {
 	return n
 }
 
+// Release hands back the memory of the decisions, cleared (so that it
+// keeps no workload alive), for the next cycle's DecideInto; r's
+// decisions must not be read afterwards.
+func (r *Result) Release() []Decision {
+	clear(r.Decisions)
+	out := r.Decisions[:0]
+	r.Decisions = nil
+	return out
+}
+
 // DefaultPatience is the manager's default Options.Patience: long enough
 // that short jobs (CI steps, small ETL tasks) are waited for rather than
 // evicted a moment before they would end, short against the hours an ML

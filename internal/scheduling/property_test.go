@@ -130,6 +130,10 @@ func (p *propRun) run() {
 	if len(used) > 0 && &again.Decisions[:1][0] != &used[0] {
 		p.fail("DecideInto did not reuse the memory it was given")
 	}
+	n := len(again.Decisions)
+	if released := again.Release(); len(released) != 0 || slices.ContainsFunc(released[:n], func(d Decision) bool { return d.Workload != nil }) {
+		p.fail("Release handed back memory still holding decisions")
+	}
 	if got, want := describe(Decide(p.snap, withNamespaces(p.queues), c.opts)), describe(p.result); got != want {
 		p.fail("the same queues with their namespaces listed decided differently:\n%s", got)
 	}

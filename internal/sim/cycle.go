@@ -51,10 +51,7 @@ func (e *engine) runCycle() bool {
 		return false
 	}
 	res := scheduling.DecideInto(e.spare, snap, queues, e.opts.Scheduling)
-	defer func() {
-		clear(res.Decisions)
-		e.spare = res.Decisions[:0]
-	}()
+	defer func() { e.spare = res.Release() }()
 	if !e.opts.EvaluateAll {
 		e.c.Settle(snap, queues, &res)
 	}
