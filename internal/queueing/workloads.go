@@ -102,7 +102,8 @@ func samePreemption(a, b *workload.Info) bool {
 	if a.Hint == nil {
 		return true
 	}
-	if !slices.Equal(a.Hint.Counts, b.Hint.Counts) || len(a.Hint.Flavors) != len(b.Hint.Flavors) {
+	if !slices.Equal(a.Hint.Counts, b.Hint.Counts) || len(a.Hint.Flavors) != len(b.Hint.Flavors) ||
+		!slices.Equal(a.Hint.Victims, b.Hint.Victims) {
 		return false
 	}
 	for i := range a.Hint.Flavors {

@@ -225,6 +225,12 @@ func (d *Decision) Hint() *workload.Hint {
 		h.Counts = append(h.Counts, ps.Count)
 		h.Flavors = append(h.Flavors, ps.Flavors)
 	}
+	if len(d.Victims) > 0 {
+		h.Victims = make([]workload.Victim, len(d.Victims))
+		for i, v := range d.Victims {
+			h.Victims[i] = workload.Victim{Key: v.Workload.Key, UID: v.Workload.UID, ClusterQueue: v.Workload.ClusterQueue, Reason: v.Reason}
+		}
+	}
 	return h
 }
 

@@ -304,8 +304,12 @@ const (
 
 // findVictims searches victims for the head with the given assignment.
 func (c *cycle) findVictims(cur *cursor, w *workload.Info, asg *flavors.Assignment) ([]preemption.Target, bool) {
-	return c.victimFinder().Find(&preemption.Preemptor{Info: w, CQ: cur.cq, Node: c.future.ClusterQueue(cur.name),
-		Usage: asg.Usage, Contested: asg.PreemptFor})
+	finder := c.victimFinder() // makes c.future
+	p := &preemption.Preemptor{Info: w, CQ: cur.cq, Node: c.future.ClusterQueue(cur.name), Usage: asg.Usage, Contested: asg.PreemptFor}
+	if w.Preempting && w.Hint != nil {
+		p.Earlier = w.Hint.Victims
+	}
+	return finder.Find(p)
 }
 
 // holdUnreclaimable keeps, for the rest of the cycle, quota a head that found

@@ -81,8 +81,12 @@ type scenarioWorkload struct {
 	Time         int64  `json:"time"` // queue-order time, seconds
 	// Preempting marks a workload that already evicted others and waits
 	// for them to leave (workload.Info.Preempting).
-	Preempting bool             `json:"preempting"`
-	PodSets    []scenarioPodSet `json:"podSets"`
+	Preempting bool `json:"preempting"`
+	// EarlierVictims, for a preempting workload, are the admitted
+	// workloads (names) it chose in an earlier cycle, as victim name ->
+	// reason (its hint's victims).
+	EarlierVictims map[string]string `json:"earlierVictims"`
+	PodSets        []scenarioPodSet  `json:"podSets"`
 }
 
 type scenarioPodSet struct {
@@ -205,6 +209,14 @@ func (sc *scenario) queues() []workload.Queue {
 		info := &workload.Info{Key: key(w.Namespace, w.Name), UID: types.UID(w.Name), ClusterQueue: kueue.ClusterQueueReference(w.ClusterQueue),
 			Priority: w.Priority, QueueOrderTime: w.Time * int64(time.Second), Preempting: w.Preempting,
 			Shape: shapes.Intern(workload.NewShape(podSets))}
+		if len(w.EarlierVictims) > 0 {
+			info.Hint = &workload.Hint{}
+			for _, name := range slices.Sorted(maps.Keys(w.EarlierVictims)) {
+				a := sc.admittedNamed(name)
+				info.Hint.Victims = append(info.Hint.Victims, workload.Victim{Key: key(a.Namespace, a.Name), UID: types.UID(a.Name),
+					ClusterQueue: kueue.ClusterQueueReference(a.ClusterQueue), Reason: w.EarlierVictims[name]})
+			}
+		}
 		byCQ[w.ClusterQueue] = append(byCQ[w.ClusterQueue], info)
 	}
 	var out []workload.Queue
@@ -361,4 +373,14 @@ func checkVictims(t *testing.T, name string, want map[string]string, got []preem
 	if !maps.Equal(gotMap, want) && (len(gotMap) > 0 || len(want) > 0) {
 		t.Errorf("%s: victims = %v, want %v", name, gotMap, want)
 	}
+}
+
+// admittedNamed returns the scenario's admitted workload of that name.
+func (sc *scenario) admittedNamed(name string) scenarioAdmitted {
+	for _, a := range sc.Admitted {
+		if a.Name == name {
+			return a
+		}
+	}
+	panic(fmt.Sprintf("scenario: no admitted workload %q", name))
 }

@@ -107,8 +107,16 @@ func (e *engine) preempt(d *scheduling.Decision) bool {
 			continue
 		}
 		r := e.recs[v.Workload.Key]
+		if r != nil && r.phase == admitting && r.evictOnLanding == nil {
+			// The manager writes one workload's status at a time: the
+			// eviction is sent once the admission write lands.
+			e.c.MarkEvicting(r.key, e.clock(e.now).UnixNano())
+			r.evictOnLanding = &event{kind: evEvicted, key: r.key, run: r.run, reason: v.Reason, decided: e.now}
+			evicted = true
+			continue
+		}
 		if r == nil || r.phase != running {
-			// Its admission is still being written (or it just ended): the
+			// It just ended, or its eviction waits for its admission: the
 			// next cycle decides again.
 			continue
 		}

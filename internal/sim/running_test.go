@@ -133,3 +133,50 @@ func TestWriteSetupReadsBack(t *testing.T) {
 		t.Fatalf("read back %+v from:\n%s", back, buf.String())
 	}
 }
+
+// A victim whose admission is still being written is marked as being
+// evicted at once, as the manager does, and its eviction is sent when the
+// admission lands (one write at a time per workload): the preemptor does
+// not choose it anew in the cycles in between, and takes the quota when
+// the eviction lands.
+func TestEvictionOfAnAdmissionInFlightWaitsForItsLanding(t *testing.T) {
+	setup := oneQueue()
+	setup.ClusterQueues[0].Spec.Preemption = &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority}
+	trace := []Workload{
+		{Namespace: "ns", Name: "low", Queue: "lq", Runtime: time.Minute, PodSets: cpuPodSets("4")},
+		{Namespace: "ns", Name: "high", Queue: "lq", Priority: 10, Arrive: 100 * time.Millisecond, Runtime: time.Minute, PodSets: cpuPodSets("4")},
+		// Arrives in between: a cycle runs while low's admission is in flight.
+		{Namespace: "ns", Name: "later", Queue: "lq", Arrive: 500 * time.Millisecond, Runtime: time.Minute, PodSets: cpuPodSets("1")},
+	}
+	lat, err := ParseLatency("admit=fixed:1s,evict=fixed:500ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var newEvictions []time.Duration
+	highAdmitted := time.Duration(-1)
+	res, err := Run(setup, trace, Options{Latency: lat, OnDecision: func(at time.Duration, d *scheduling.Decision) {
+		if d.Workload.Key.Name != "high" {
+			return
+		}
+		if d.Admit && highAdmitted < 0 {
+			highAdmitted = at
+		}
+		for _, v := range d.Victims {
+			if !v.Workload.Evicting {
+				newEvictions = append(newEvictions, at)
+			}
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(newEvictions) != 1 || newEvictions[0] != 100*time.Millisecond {
+		t.Errorf("high chose low as a new victim at %v, want once, at 100ms", newEvictions)
+	}
+	if highAdmitted != 1500*time.Millisecond {
+		t.Errorf("high admitted at %v, want 1.5s (low's admission lands at 1s, its eviction 500ms later)", highAdmitted)
+	}
+	if got := res.Summary.Evictions; got != 1 {
+		t.Errorf("%d evictions, want 1", got)
+	}
+}

@@ -50,6 +50,9 @@ type record struct {
 	// pendingAdmission and pendingChecks are the admission being written.
 	pendingAdmission *kueue.Admission
 	pendingChecks    []kueue.AdmissionCheckReference
+	// evictOnLanding is an eviction decided while the admission was being
+	// written, sent when it lands.
+	evictOnLanding *event
 }
 
 // write stores a new version of the workload and shows it to the cache,
@@ -123,6 +126,12 @@ func (e *engine) admitted(ev *event) {
 	r.admissions[len(r.admissions)-1].Started = start
 	end := start + r.w.Runtime
 	e.schedule(&event{at: end + e.sample(e.opts.Latency.at(end).Finish), kind: evFinished, key: r.key, run: r.run})
+	if ev := r.evictOnLanding; ev != nil {
+		r.evictOnLanding = nil
+		r.phase = evicting
+		ev.at = e.now + e.sample(e.opts.Latency.at(e.now).Evict)
+		e.schedule(ev)
+	}
 }
 
 // evicted lands an eviction: the workload has no job, so its quota goes

@@ -55,6 +55,19 @@ type Info struct {
 type Hint struct {
 	Counts  []int32
 	Flavors []map[corev1.ResourceName]kueue.ResourceFlavorReference
+	// Victims are the workloads evicted for it. While they are all still
+	// being evicted, later cycles keep them as the workload's victims
+	// rather than searching again (they free the same quota either way).
+	Victims []Victim
+}
+
+// Victim is a workload evicted for a preempting one, and why (a Preempted
+// condition reason).
+type Victim struct {
+	Key          types.NamespacedName
+	UID          types.UID
+	ClusterQueue kueue.ClusterQueueReference
+	Reason       string
 }
 
 // Compare orders two workloads of one queue: higher priority first, then a

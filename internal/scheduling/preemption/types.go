@@ -72,6 +72,9 @@ type Preemptor struct {
 	Usage resources.FlavorResourceQuantities
 	// Contested are the (flavor, resource) pairs that need preemption.
 	Contested []resources.FlavorResource
+	// Earlier are the victims it chose in an earlier cycle, if any (see
+	// Finder.kept).
+	Earlier []workload.Victim
 }
 
 // Finder chooses victims during one scheduling cycle, against the cycle's
@@ -121,6 +124,9 @@ func (f *Finder) Find(p *Preemptor) (targets []Target, ok bool) {
 		// none of them could take it back from this workload; otherwise the
 		// workload waits and competes for it with them next cycle.
 		return nil, f.noWayBack(p, f.takenUnder(p), f.opts.FairSharing)
+	}
+	if targets, ok := f.kept(p); ok {
+		return targets, true
 	}
 	cands := f.candidates(p)
 	if len(cands) == 0 {
