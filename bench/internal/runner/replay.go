@@ -114,9 +114,9 @@ func meanTimeToStart(res *sim.Result) float64 {
 }
 
 // replayArrivals gives each workload of the trace the time its create
-// request was sent, from the first one of the run, and the delay until the
-// harness's watch brought it (the manager's informer sees it about then),
-// and leaves out those never created.
+// request was sent, from the first one of the run, and the delay until it
+// was answered (the manager sees it about then; see fitLatency), and
+// leaves out those never created.
 func replayArrivals(trace []sim.Workload, records []driver.Record) []sim.Workload {
 	byName := map[string]*driver.Record{}
 	var first time.Time
@@ -137,9 +137,7 @@ func replayArrivals(trace []sim.Workload, records []driver.Record) []sim.Workloa
 			continue
 		}
 		w.Arrive = r.CreateSent.Sub(first)
-		if !r.FirstSeen.IsZero() {
-			w.SeenAfter = max(r.FirstSeen.Sub(r.CreateSent), 0)
-		}
+		w.SeenAfter = max(r.Created.Sub(r.CreateSent), 0)
 		replay = append(replay, w)
 	}
 	return replay
