@@ -211,8 +211,17 @@ func TestUnchangedPreemptorKeepsTheOffer(t *testing.T) {
 			other := marked
 			other.Hint = &workload.Hint{Counts: []int32{2}}
 			m.Replace(&other)
-			if got := m.Candidates(12)[0].Workloads; &got[0] == &first[0] {
+			second := m.Candidates(12)[0].Workloads
+			if &second[0] == &first[0] {
 				t.Fatal("a new hint did not reach the offer")
+			}
+			// Other victims on the same assignment are a new hint too: the
+			// next cycle must see them (preemption.Finder.kept).
+			victims := other
+			victims.Hint = &workload.Hint{Counts: []int32{2}, Victims: []workload.Victim{{Key: types.NamespacedName{Namespace: "ns", Name: "b"}}}}
+			m.Replace(&victims)
+			if got := m.Candidates(13)[0].Workloads; &got[0] == &second[0] || got[0].Hint == nil || len(got[0].Hint.Victims) != 1 {
+				t.Fatal("a hint with new victims did not reach the offer")
 			}
 		})
 	}

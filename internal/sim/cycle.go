@@ -107,28 +107,33 @@ func (e *engine) preempt(d *scheduling.Decision) bool {
 			continue
 		}
 		r := e.recs[v.Workload.Key]
-		if r != nil && r.phase == admitting && r.evictOnLanding == nil {
-			// The manager writes one workload's status at a time: the
-			// eviction is sent once the admission write lands.
-			e.c.MarkEvicting(r.key, e.clock(e.now).UnixNano())
-			r.evictOnLanding = &event{kind: evEvicted, key: r.key, run: r.run, reason: v.Reason, decided: e.now}
-			evicted = true
-			continue
-		}
-		if r == nil || r.phase != running {
-			// It just ended, or its eviction waits for its admission: the
-			// next cycle decides again.
+		inFlight := r != nil && r.phase == admitting && r.evictOnLanding == nil
+		if r == nil || (r.phase != running && !inFlight) {
+			// It just ended: the next cycle decides again.
 			continue
 		}
 		e.c.MarkEvicting(r.key, e.clock(e.now).UnixNano())
-		r.phase = evicting
 		evicted = true
-		e.schedule(&event{at: e.now + e.sample(e.opts.Latency.at(e.now).Evict), kind: evEvicted, key: r.key, run: r.run,
-			reason: v.Reason, decided: e.now})
+		ev := &event{kind: evEvicted, key: r.key, run: r.run, reason: v.Reason, decided: e.now}
+		if inFlight {
+			// The manager writes one workload's status at a time: the
+			// eviction is sent once the admission write lands.
+			r.evictOnLanding = ev
+			continue
+		}
+		e.sendEviction(r, ev)
 	}
 	preempting := *d.Workload
 	preempting.Preempting = true
 	preempting.Hint = d.Hint()
 	e.c.Requeue(&preempting)
 	return evicted
+}
+
+// sendEviction sends a decided eviction: it lands after the eviction
+// latency.
+func (e *engine) sendEviction(r *record, ev *event) {
+	r.phase = evicting
+	ev.at = e.now + e.sample(e.opts.Latency.at(e.now).Evict)
+	e.schedule(ev)
 }

@@ -128,9 +128,7 @@ func (e *engine) admitted(ev *event) {
 	e.schedule(&event{at: end + e.sample(e.opts.Latency.at(end).Finish), kind: evFinished, key: r.key, run: r.run})
 	if ev := r.evictOnLanding; ev != nil {
 		r.evictOnLanding = nil
-		r.phase = evicting
-		ev.at = e.now + e.sample(e.opts.Latency.at(e.now).Evict)
-		e.schedule(ev)
+		e.sendEviction(r, ev)
 	}
 }
 

@@ -25,8 +25,8 @@ const (
 
 // sample is what one Finished write of the harness measured, and when.
 type sample struct {
-	at                            time.Duration
-	admit, observe, evict, finish time.Duration
+	at                     time.Duration
+	admit, observe, finish time.Duration
 }
 
 // fitLatency estimates, from the harness's own clocks, the latency model
@@ -68,9 +68,8 @@ func fitLatency(records []driver.Record) string {
 			continue
 		}
 		due := r.Admissions[len(r.Admissions)-1].Observed.Add(r.Plan.Runtime)
-		rtt := r.FinishDone.Sub(r.FinishSent)
-		samples = append(samples, sample{at: r.FinishSent.Sub(first), admit: rtt,
-			observe: r.Finished.Sub(r.FinishDone), evict: rtt, finish: r.FinishDone.Sub(due)})
+		samples = append(samples, sample{at: r.FinishSent.Sub(first), admit: r.FinishDone.Sub(r.FinishSent),
+			observe: r.Finished.Sub(r.FinishDone), finish: r.FinishDone.Sub(due)})
 	}
 	if len(samples) < phaseSamples {
 		return "" // too few to fit: zero latency
@@ -88,8 +87,8 @@ func fitLatency(records []driver.Record) string {
 			}
 			return quantiles(xs)
 		}
-		seg := fmt.Sprintf("admit=%s,evict=%s,observe=%s,finish=%s",
-			pick(func(s sample) time.Duration { return s.admit }), pick(func(s sample) time.Duration { return s.evict }),
+		rtt := pick(func(s sample) time.Duration { return s.admit })
+		seg := fmt.Sprintf("admit=%s,evict=%s,observe=%s,finish=%s", rtt, rtt,
 			pick(func(s sample) time.Duration { return s.observe }), pick(func(s sample) time.Duration { return s.finish }))
 		if p > 0 {
 			// Phases must start in ascending order, also once rounded.
