@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -15,12 +18,14 @@ import (
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/lifecycle"
+	"github.com/kuota-dev/kuota/internal/state"
 )
 
 // TestSlowRefreshesAreFollowedByLongerPauses: when the API server is slow
 // (here every read of the queues takes 200 ms), the reporter waits as long
 // as a refresh took on top of MinInterval, so that status writes give way
-// to admissions. Without that the refreshes would start 250 ms apart.
+// to admissions. Without that the refreshes would start 450 ms apart (the
+// cache changes all the time).
 func TestSlowRefreshesAreFollowedByLongerPauses(t *testing.T) {
 	const slow, minI = 200 * time.Millisecond, 50 * time.Millisecond
 	scheme := runtime.NewScheme()
@@ -35,7 +40,8 @@ func TestSlowRefreshesAreFollowedByLongerPauses(t *testing.T) {
 		}}).Build()
 	var mu sync.Mutex
 	var starts []time.Time
-	r := &Reporter{Client: c, Cache: cache.New(lifecycle.Options{}), MinInterval: minI, MaxInterval: minI + time.Millisecond,
+	cch := cache.New(lifecycle.Options{})
+	r := &Reporter{Client: c, Cache: cch, MinInterval: minI, MaxInterval: time.Minute,
 		OnRefresh: func(*Statuses) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -46,6 +52,12 @@ func TestSlowRefreshesAreFollowedByLongerPauses(t *testing.T) {
 	go func() {
 		defer close(done)
 		_ = r.Start(ctx)
+	}()
+	go func() {
+		for ctx.Err() == nil {
+			cch.Poke()
+			time.Sleep(5 * time.Millisecond)
+		}
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -69,6 +81,67 @@ func TestSlowRefreshesAreFollowedByLongerPauses(t *testing.T) {
 	for i := 1; i < len(starts); i++ {
 		if gap := starts[i].Sub(starts[i-1]); gap < 4*slow+minI {
 			t.Errorf("refresh %d started %s after the one before, want at least %s", i, gap, 4*slow+minI)
+		}
+	}
+}
+
+// TestSlowRefreshWritesCurrentStatus: a change that comes while a refresh
+// waits on the API server (here, while it lists the ClusterQueues) is in
+// the status it writes. A refresh of a thousand queues on an overloaded API
+// server takes minutes, and statuses computed only at its start were that
+// old when written.
+func TestSlowRefreshWritesCurrentStatus(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := kueue.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	cq := &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq", UID: "u1"}}
+	cch := cache.New(lifecycle.Options{})
+	cch.SetClusterQueue(&state.ClusterQueue{Name: "cq"})
+	cch.MarkSynced()
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", UID: "w", ResourceVersion: "1"},
+		Spec: kueue.WorkloadSpec{QueueName: "lq", PodSets: []kueue.PodSet{{Name: "main", Count: 1}}},
+		Status: kueue.WorkloadStatus{
+			Admission: &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: "main", Count: ptr.To[int32](1),
+				Flavors:       map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: "f"},
+				ResourceUsage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}},
+			Conditions: []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"}},
+		}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cq).WithStatusSubresource(cq).
+		WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*kueue.ClusterQueueList); ok {
+				// The workload is admitted while the refresh waits.
+				cch.UpsertWorkload(wl)
+				time.Sleep(20 * time.Millisecond)
+			}
+			return c.List(ctx, list, opts...)
+		}}).Build()
+	r := &Reporter{Client: c, Cache: cch, MinInterval: 10 * time.Millisecond}
+	if err := r.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var got kueue.ClusterQueue
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(cq), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.ReservingWorkloads != 1 {
+		t.Fatalf("written status counts %d workloads reserving quota, want the one that reserved during the refresh",
+			got.Status.ReservingWorkloads)
+	}
+}
+
+// TestPauseAfterARefresh: the pause after a refresh grows with how long it
+// took, from MinInterval up to MaxInterval and no further.
+func TestPauseAfterARefresh(t *testing.T) {
+	const minI, maxI = time.Second, 10 * time.Second
+	for _, c := range []struct{ took, want time.Duration }{
+		{0, minI},
+		{3 * time.Second, 4 * time.Second},
+		{9 * time.Second, maxI},
+		{100 * time.Second, maxI},
+	} {
+		if got := pause(c.took, minI, maxI); got != c.want {
+			t.Errorf("after a refresh of %s: pause %s, want %s", c.took, got, c.want)
 		}
 	}
 }
