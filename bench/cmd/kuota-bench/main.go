@@ -5,6 +5,11 @@
 // and the scenario's targets. Results go to bench/results/<scenario>-<UTC
 // time>/ unless --out says otherwise.
 //
+// With --client, a command of the user's choosing (Kueue's scalability
+// runner, say) plays the users and jobs instead of the driver, against the
+// same API server and manager; the harness reports the processes, the
+// Workloads created and evicted, and the manager's writes.
+//
 // It exits with status 1 when the run cannot be carried out, does not
 // finish every workload, or the audit fails or finds violations; a missed
 // target only prints MISS. See bench/README.md.
@@ -39,9 +44,15 @@ func run() int {
 	flag.DurationVar(&o.ProfileSlice, "pprof-slice", runner.DefaultProfileSlice, "length of each CPU profile slice (merged at the end)")
 	flag.StringVar(&o.LogLevel, "log-level", "info", "the manager's log level (--zap-log-level)")
 	flag.BoolVar(&o.KeepAuditLog, "keep-audit-log", false, "keep the API server's audit log (audit.log) in the results folder")
+	client := flag.Bool("client", false, "run the command given after -- (Kueue's scalability runner, say) instead of the scenario's driver, "+
+		"with KUBECONFIG set to an administrator of the benchmark's API server; --timeout bounds it")
 	flag.Parse()
-	if flag.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "kuota-bench: unexpected arguments %q\n", flag.Args())
+	if *client && flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "kuota-bench: --client needs a command after --, e.g. kuota-bench --client -- runner --generatorConfig g.yaml -o .")
+		return 2
+	}
+	if !*client && flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "kuota-bench: unexpected arguments %q (a client command needs --client)\n", flag.Args())
 		return 2
 	}
 	log.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
@@ -50,10 +61,28 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	o.Log = os.Stderr
+	if *client {
+		return runClient(ctx, o, flag.Args())
+	}
 	s, err := runner.Run(ctx, o)
 	if s != nil {
 		fmt.Println()
 		if rerr := summary.Render(os.Stdout, s); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kuota-bench: "+err.Error())
+		return 1
+	}
+	return 0
+}
+
+func runClient(ctx context.Context, o runner.Options, command []string) int {
+	e, err := runner.RunExternal(ctx, o, command)
+	if e != nil {
+		fmt.Println()
+		if rerr := summary.RenderExternal(os.Stdout, e); rerr != nil && err == nil {
 			err = rerr
 		}
 	}

@@ -31,6 +31,9 @@ import (
 // ManagerUser is the user the manager authenticates as.
 const ManagerUser = "kuota-manager"
 
+// ClientUser is the user an external client authenticates as.
+const ClientUser = "bench-client"
+
 // ManagerNamespace is the manager's namespace (the Configuration's
 // default), where its webhook certificate rotator keeps its Secret. No
 // webhook configuration is installed: API requests do not go through the
@@ -69,6 +72,9 @@ type ControlPlane struct {
 	Config *rest.Config
 	// ManagerKubeconfig authenticates as ManagerUser (a cluster admin).
 	ManagerKubeconfig []byte
+	// ClientKubeconfig authenticates as ClientUser (a cluster admin), for
+	// clients run beside the manager (kuota-bench --client).
+	ClientKubeconfig []byte
 	// AuditLog is the path of the audit log.
 	AuditLog string
 	// APIServerPID and EtcdPID are the processes' ids (0 if not found).
@@ -117,9 +123,15 @@ func StartControlPlane(o ControlPlaneOptions) (*ControlPlane, error) {
 	if err == nil {
 		cp.ManagerKubeconfig, err = user.KubeConfig()
 	}
+	if err == nil {
+		user, err = env.ControlPlane.AddUser(envtest.User{Name: ClientUser, Groups: []string{"system:masters"}}, nil)
+	}
+	if err == nil {
+		cp.ClientKubeconfig, err = user.KubeConfig()
+	}
 	if err != nil {
 		_ = env.Stop()
-		return nil, fmt.Errorf("provisioning the manager's user: %w", err)
+		return nil, fmt.Errorf("provisioning the manager's and the client's users: %w", err)
 	}
 	if err := createNamespace(cfg, o.Scheme, ManagerNamespace); err != nil {
 		_ = env.Stop()

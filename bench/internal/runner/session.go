@@ -50,24 +50,7 @@ func (s *session) cleanup() {
 // An error means the schedule could not start; from then on, what goes
 // wrong is recorded in the returned input.
 func (s *session) execute(ctx context.Context) (*summary.Input, error) {
-	var err error
-	if s.scheme, err = newScheme(); err != nil {
-		return nil, err
-	}
-	s.o.logf("starting kube-apiserver and etcd (binaries in %s)", s.tools)
-	s.cp, err = benchenv.StartControlPlane(benchenv.ControlPlaneOptions{ToolsBin: s.tools,
-		CRDs: filepath.Join(s.o.Root, "config", "crd", "bases"), Dir: s.o.Out, Scheme: s.scheme,
-		MaxInflight: MaxInflight, MaxMutatingInflight: MaxMutatingInflight})
-	if err != nil {
-		return nil, err
-	}
-	s.o.logf("starting %s (log in %s)", s.o.Manager, filepath.Join(s.o.Out, "manager.log"))
-	s.mgr, err = benchenv.StartManager(benchenv.ManagerOptions{Binary: s.o.Manager, Kubeconfig: s.cp.ManagerKubeconfig,
-		Dir: s.o.Out, LogLevel: s.o.LogLevel, Pprof: s.o.Pprof})
-	if err != nil {
-		return nil, err
-	}
-	if err := s.mgr.WaitReady(ctx, readyTimeout); err != nil {
+	if err := s.start(ctx); err != nil {
 		return nil, err
 	}
 	runCtx, stopDriver := context.WithCancel(ctx)
@@ -85,6 +68,29 @@ func (s *session) execute(ctx context.Context) (*summary.Input, error) {
 		return nil, fmt.Errorf("setting the queues up: %w", err)
 	}
 	return s.measure(ctx, runCtx, d, stopDriver), nil
+}
+
+// start starts the API server, etcd and the manager, and waits for the
+// manager to be ready.
+func (s *session) start(ctx context.Context) error {
+	var err error
+	if s.scheme, err = newScheme(); err != nil {
+		return err
+	}
+	s.o.logf("starting kube-apiserver and etcd (binaries in %s)", s.tools)
+	s.cp, err = benchenv.StartControlPlane(benchenv.ControlPlaneOptions{ToolsBin: s.tools,
+		CRDs: filepath.Join(s.o.Root, "config", "crd", "bases"), Dir: s.o.Out, Scheme: s.scheme,
+		MaxInflight: MaxInflight, MaxMutatingInflight: MaxMutatingInflight})
+	if err != nil {
+		return err
+	}
+	s.o.logf("starting %s (log in %s)", s.o.Manager, filepath.Join(s.o.Out, "manager.log"))
+	s.mgr, err = benchenv.StartManager(benchenv.ManagerOptions{Binary: s.o.Manager, Kubeconfig: s.cp.ManagerKubeconfig,
+		Dir: s.o.Out, LogLevel: s.o.LogLevel, Pprof: s.o.Pprof})
+	if err != nil {
+		return err
+	}
+	return s.mgr.WaitReady(ctx, readyTimeout)
 }
 
 // measure runs the schedule while measuring the processes, audits, then
