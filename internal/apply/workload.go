@@ -128,7 +128,22 @@ func ClearReservation(wl *kueue.Workload, requeued bool, reason, message string,
 		status = metav1.ConditionTrue
 	}
 	SetCondition(&st.Conditions, kueue.WorkloadRequeued, status, reason, message, gen, now)
+	notStarted(st, gen, now)
 	return st
+}
+
+// notStarted turns a PodsReady condition (written only under
+// waitForPodsReady) to False, WaitForStart, as a workload without an
+// admission has no pods; after a later admission, ready pods read
+// Started again rather than Recovered. Without the condition, nothing is
+// added.
+func notStarted(st *kueue.WorkloadStatus, gen int64, now metav1.Time) {
+	c := meta.FindStatusCondition(st.Conditions, kueue.WorkloadPodsReady)
+	if c == nil || (c.Status == metav1.ConditionFalse && c.Reason == string(kueue.WorkloadWaitForStart)) {
+		return
+	}
+	SetCondition(&st.Conditions, kueue.WorkloadPodsReady, metav1.ConditionFalse, string(kueue.WorkloadWaitForStart),
+		"Not all pods are ready or succeeded", gen, now)
 }
 
 // Pending returns the status of a workload that waits: QuotaReserved=False
@@ -143,6 +158,7 @@ func Pending(wl *kueue.Workload, reason, message string, requests []kueue.PodSet
 		st.Admission = nil
 		SetCondition(&st.Conditions, kueue.WorkloadAdmitted, metav1.ConditionFalse, kueue.WorkloadReasonNoReservation,
 			"The workload has no reservation", wl.Generation, now)
+		notStarted(st, wl.Generation, now)
 		changed = true
 	}
 	if requests != nil && !equality.Semantic.DeepEqual(st.ResourceRequests, requests) {

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -154,22 +155,53 @@ func TestWaitForPodsReadyBlockAdmission(t *testing.T) {
 	startManager(t, shortPodsReady(time.Hour, 0, nil), func(c *configapi.Configuration) {
 		c.WaitForPodsReady.BlockAdmission = ptr.To(true)
 	})
-	// Workloads left admitted by earlier tests would block every
-	// admission: their pods count as ready.
-	var all kueue.WorkloadList
-	if err := env.Client.List(t.Context(), &all); err != nil {
-		t.Fatal(err)
-	}
-	for i := range all.Items {
-		if wl := &all.Items[i]; meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
-			setPodsReady(t, wl.Namespace, wl.Name, metav1.ConditionTrue, kueue.WorkloadStarted)
-		}
-	}
 	ns, cq, _ := singleQueue(t, "4")
+	keepOthersReady(t, ns)
 	create(t, newWorkload(ns, "a", "lq", 1, "1", 10), newWorkload(ns, "b", "lq", 1, "1", 0))
 	waitAdmitted(t, ns, "a", cq)
 	waitPending(t, ns, "b", kueue.WorkloadReasonWaitingForPodsReady)
 	stayPending(t, ns, "b")
 	setPodsReady(t, ns, "a", metav1.ConditionTrue, kueue.WorkloadStarted)
 	waitAdmitted(t, ns, "b", cq)
+}
+
+// keepOthersReady marks PodsReady=True on every admitted Workload outside
+// ns until the test ends: Workloads left by earlier tests are admitted
+// again as they come back from evictions, and without ready pods they
+// would block every admission.
+func keepOthersReady(t *testing.T, ns string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	sweep := func() {
+		var all kueue.WorkloadList
+		if err := env.Client.List(ctx, &all); err != nil {
+			return
+		}
+		for i := range all.Items {
+			wl := &all.Items[i]
+			if wl.Namespace == ns || !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) ||
+				meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadPodsReady) {
+				continue
+			}
+			meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadPodsReady,
+				Status: metav1.ConditionTrue, Reason: kueue.WorkloadStarted, Message: "set by the test"})
+			_ = env.Client.Status().Update(ctx, wl) // a conflict is retried on the next sweep
+		}
+	}
+	sweep()
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				sweep()
+			}
+		}
+	}()
 }

@@ -1,0 +1,46 @@
+package apply
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+)
+
+// admittedWith is an admitted workload whose conditions include conds.
+func admittedWith(conds ...metav1.Condition) *kueue.Workload {
+	wl := &kueue.Workload{Status: kueue.WorkloadStatus{Admission: &kueue.Admission{ClusterQueue: "cq"}}}
+	wl.Status.Conditions = append([]metav1.Condition{
+		{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"},
+		{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted"},
+	}, conds...)
+	return wl
+}
+
+// A workload that loses its admission has no pods: PodsReady, where it
+// was written, reads False/WaitForStart (as Kueue's job reconciler writes
+// for a workload that is not admitted), not the True of the pods it had.
+func TestLosingTheAdmissionResetsPodsReady(t *testing.T) {
+	now := metav1.Now()
+	ready := metav1.Condition{Type: kueue.WorkloadPodsReady, Status: metav1.ConditionTrue, Reason: kueue.WorkloadStarted}
+	for name, st := range map[string]*kueue.WorkloadStatus{
+		"ClearReservation": ClearReservation(admittedWith(ready), true, kueue.WorkloadEvictedByPreemption, "preempted", now),
+		"Pending":          first(Pending(admittedWith(ready), "Pending", "waiting", nil, now)),
+	} {
+		c := meta.FindStatusCondition(st.Conditions, kueue.WorkloadPodsReady)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(kueue.WorkloadWaitForStart) {
+			t.Errorf("%s: PodsReady = %+v, want False/WaitForStart", name, c)
+		}
+		if st.Admission != nil {
+			t.Errorf("%s: admission kept", name)
+		}
+	}
+	st := ClearReservation(admittedWith(), true, kueue.WorkloadEvictedByPreemption, "preempted", now)
+	if c := meta.FindStatusCondition(st.Conditions, kueue.WorkloadPodsReady); c != nil {
+		t.Errorf("PodsReady = %+v, want none added where waitForPodsReady never wrote it", c)
+	}
+}
+
+func first(st *kueue.WorkloadStatus, _ bool) *kueue.WorkloadStatus { return st }
