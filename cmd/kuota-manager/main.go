@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 
+	"k8s.io/client-go/discovery"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -39,6 +40,8 @@ func run() error {
 	eventRate := flag.Float64("event-rate", app.DefaultEventRate,
 		"Normal events recorded a second on average (bursts of 100); past it they are dropped and counted in kuota_events_dropped_total. "+
 			"Warning events always pass; 0 (the default) records every event")
+	apiWait := flag.Duration("api-wait", app.DefaultAPIWait,
+		"how long to wait at start for the API server to serve the kueue.x-k8s.io CRDs (a manager started together with the install bundle); 0 checks once")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -64,13 +67,24 @@ func run() error {
 	if *eventRate < 0 {
 		return fmt.Errorf("--event-rate must not be negative, got %g", *eventRate)
 	}
+	if *apiWait < 0 {
+		return fmt.Errorf("--api-wait must not be negative, got %s", *apiWait)
+	}
+	ctx := ctrl.SetupSignalHandler()
+	disc, err := discovery.NewDiscoveryClientForConfig(restCfg)
+	if err != nil {
+		return fmt.Errorf("creating a discovery client: %w", err)
+	}
+	if err := app.WaitForAPI(ctx, disc, *apiWait); err != nil {
+		return err
+	}
 	m, err := app.New(app.Options{RestConfig: restCfg, Config: cfg, LocalWebhooks: *localWebhooks, Webhooks: webhookSetups(cfg),
 		PreemptionPatience: patience, EventRate: eventRate})
 	if err != nil {
 		return err
 	}
 	ctrl.Log.Info("starting kuota-manager", "namespace", *cfg.Namespace)
-	return m.Start(ctrl.SetupSignalHandler())
+	return m.Start(ctx)
 }
 
 // webhookSetups lists the admission webhooks the manager serves: those of
