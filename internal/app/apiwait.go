@@ -6,11 +6,11 @@ import (
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/jobframework"
 )
 
 // The manager indexes and watches its own kinds from the start: built
@@ -19,9 +19,9 @@ import (
 // installs the CRDs and starts the manager together), it would fail with
 // "no matches for kind". WaitForAPI holds the start until they are served.
 
-// RequiredKinds are the kueue.x-k8s.io/v1beta2 kinds the manager watches
+// requiredKinds are the kueue.x-k8s.io/v1beta2 kinds the manager watches
 // from its start.
-var RequiredKinds = []string{"Workload", "ClusterQueue", "LocalQueue", "ResourceFlavor", "Cohort", "AdmissionCheck", "WorkloadPriorityClass"}
+var requiredKinds = []string{"Workload", "ClusterQueue", "LocalQueue", "ResourceFlavor", "Cohort", "AdmissionCheck", "WorkloadPriorityClass"}
 
 // DefaultAPIWait is how long the manager waits at start for its CRDs.
 const DefaultAPIWait = time.Minute
@@ -29,7 +29,7 @@ const DefaultAPIWait = time.Minute
 // apiPoll is how often WaitForAPI asks discovery again.
 var apiPoll = time.Second
 
-// WaitForAPI returns once the API server serves every RequiredKinds, or an
+// WaitForAPI returns once the API server serves every requiredKinds, or an
 // error naming the missing kinds once timeout has passed (with timeout 0,
 // after asking once). Failing discovery calls are retried within the
 // timeout.
@@ -69,21 +69,14 @@ func WaitForAPI(ctx context.Context, disc discovery.DiscoveryInterface, timeout 
 	}
 }
 
-// missingKinds lists the RequiredKinds the API server does not serve.
+// missingKinds lists the requiredKinds the API server does not serve.
 func missingKinds(disc discovery.DiscoveryInterface) ([]string, error) {
-	served := map[string]bool{}
-	list, err := disc.ServerResourcesForGroupVersion(kueue.GroupVersion.String())
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
+	served, err := jobframework.ServedKinds(disc, kueue.GroupVersion)
+	if err != nil {
 		return nil, err
-	default:
-		for _, r := range list.APIResources {
-			served[r.Kind] = true
-		}
 	}
 	var missing []string
-	for _, k := range RequiredKinds {
+	for _, k := range requiredKinds {
 		if !served[k] {
 			missing = append(missing, k)
 		}

@@ -65,9 +65,9 @@ func TestWaitForAPIReturnsOnceTheCRDsAreServed(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		disc.set(errors.New("connection refused"))
 		time.Sleep(50 * time.Millisecond)
-		disc.set(nil, RequiredKinds[:2]...)
+		disc.set(nil, requiredKinds[:2]...)
 		time.Sleep(50 * time.Millisecond)
-		disc.set(nil, RequiredKinds...)
+		disc.set(nil, requiredKinds...)
 	}()
 	if err := WaitForAPI(context.Background(), disc, time.Minute); err != nil {
 		t.Fatalf("WaitForAPI: %v", err)

@@ -30,19 +30,25 @@ func needsCRD(in Integration) bool { return in.AddToScheme != nil }
 
 // kindServed reports whether the API server serves the kind.
 func kindServed(disc discovery.DiscoveryInterface, gvk schema.GroupVersionKind) (bool, error) {
-	list, err := disc.ServerResourcesForGroupVersion(gvk.GroupVersion().String())
+	served, err := ServedKinds(disc, gvk.GroupVersion())
+	return served[gvk.Kind], err
+}
+
+// ServedKinds returns the kinds the API server serves in a group version
+// (none, without an error, when it does not serve the group version).
+func ServedKinds(disc discovery.DiscoveryInterface, gv schema.GroupVersion) (map[string]bool, error) {
+	list, err := disc.ServerResourcesForGroupVersion(gv.String())
 	if apierrors.IsNotFound(err) {
-		return false, nil
+		return nil, nil
 	}
 	if err != nil {
-		return false, err
+		return nil, err
 	}
+	served := make(map[string]bool, len(list.APIResources))
 	for _, r := range list.APIResources {
-		if r.Kind == gvk.Kind {
-			return true, nil
-		}
+		served[r.Kind] = true
 	}
-	return false, nil
+	return served, nil
 }
 
 // setupWhenServed calls setup now when the integration's kind is served,
