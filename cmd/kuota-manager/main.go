@@ -7,13 +7,17 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
 
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
@@ -42,6 +46,13 @@ func run() error {
 			"Warning events always pass; 0 (the default) records every event")
 	apiWait := flag.Duration("api-wait", app.DefaultAPIWait,
 		"how long to wait at start for the API server to serve the kueue.x-k8s.io CRDs (a manager started together with the install bundle); 0 checks once")
+	metricsPort := flag.Int("metricsPort", 0,
+		"serve metrics over plain HTTP on this port (all interfaces) instead of the Configuration's metrics.bindAddress over HTTPS; "+
+			"the flag of Kueue's minimalkueue, which Kueue's scalability runner passes to the manager it starts")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file while the manager runs")
+	memProfile := flag.String("memprofile", "", "write a heap profile to this file when the manager stops")
+	enableTAS := flag.Bool("enableTAS", false,
+		"accepted for Kueue's scalability runner; topology-aware scheduling is not implemented yet: workloads are admitted by quota only")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -70,6 +81,21 @@ func run() error {
 	if *apiWait < 0 {
 		return fmt.Errorf("--api-wait must not be negative, got %s", *apiWait)
 	}
+	if *metricsPort < 0 || *metricsPort > 65535 {
+		return fmt.Errorf("--metricsPort must be a port number (1-65535, 0 for the Configuration's), got %d", *metricsPort)
+	}
+	if *enableTAS {
+		ctrl.Log.Info("--enableTAS: topology-aware scheduling is not implemented; workloads are admitted by quota only")
+	}
+	profiles, err := app.StartProfiles(*cpuProfile, *memProfile)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := profiles.Stop(); err != nil {
+			ctrl.Log.Error(err, "writing the profiles")
+		}
+	}()
 	ctx := ctrl.SetupSignalHandler()
 	disc, err := discovery.NewDiscoveryClientForConfig(restCfg)
 	if err != nil {
@@ -78,13 +104,40 @@ func run() error {
 	if err := app.WaitForAPI(ctx, disc, *apiWait); err != nil {
 		return err
 	}
-	m, err := app.New(app.Options{RestConfig: restCfg, Config: cfg, LocalWebhooks: *localWebhooks, Webhooks: webhookSetups(cfg),
-		PreemptionPatience: patience, EventRate: eventRate})
+	opts := app.Options{RestConfig: restCfg, Config: cfg, LocalWebhooks: *localWebhooks, Webhooks: webhookSetups(cfg),
+		PreemptionPatience: patience, EventRate: eventRate}
+	if *metricsPort > 0 {
+		opts.MetricsBindAddress, opts.SecureMetrics = ptr.To(fmt.Sprintf(":%d", *metricsPort)), ptr.To(false)
+	}
+	if opts.Standalone, err = standalone(ctx, restCfg, *cfg.Namespace); err != nil {
+		return err
+	}
+	m, err := app.New(opts)
 	if err != nil {
 		return err
 	}
 	ctrl.Log.Info("starting kuota-manager", "namespace", *cfg.Namespace)
 	return m.Start(ctx)
+}
+
+// standalone reports whether the manager's namespace is missing (a bare
+// API server: envtest, Kueue's scalability runner with --minimalKueue), and
+// logs what the manager then runs without.
+func standalone(ctx context.Context, restCfg *rest.Config, ns string) (bool, error) {
+	c, err := client.New(restCfg, client.Options{})
+	if err != nil {
+		return false, fmt.Errorf("creating a client: %w", err)
+	}
+	missing, err := app.NamespaceMissing(ctx, c, ns)
+	if err != nil {
+		ctrl.Log.Error(err, "cannot tell whether the manager's namespace exists; running as installed")
+		return false, nil
+	}
+	if missing {
+		ctrl.Log.Info("the manager's namespace does not exist: running standalone, without leader election and without webhooks "+
+			"(their Lease and certificate Secret live there); create the namespace, or install the bundle, for a full manager", "namespace", ns)
+	}
+	return missing, nil
 }
 
 // webhookSetups lists the admission webhooks the manager serves: those of

@@ -82,6 +82,9 @@ type Options struct {
 	// (LocalWebhooks) does: a Service and EndpointSlice pointing at this
 	// host and the APIServices (tests).
 	LocalVisibility bool
+	// Standalone runs without leader election and without webhooks: the
+	// manager's namespace does not exist (standalone.go).
+	Standalone bool
 }
 
 // Manager is an assembled, not yet started, Kuota manager.
@@ -176,7 +179,7 @@ func managerOptions(opts Options, scheme *runtime.Scheme) ctrl.Options {
 	if opts.HealthBindAddress != nil {
 		o.HealthProbeBindAddress = *opts.HealthBindAddress
 	}
-	if le := cfg.LeaderElection; le != nil && ptr.Deref(le.LeaderElect, false) {
+	if le := cfg.LeaderElection; le != nil && ptr.Deref(le.LeaderElect, false) && !opts.Standalone {
 		o.LeaderElection = true
 		o.LeaderElectionID = le.ResourceName
 		o.LeaderElectionResourceLock = le.ResourceLock

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,10 +49,53 @@ const (
 // stops.
 func newEventBroadcaster(rate float64) record.EventBroadcaster {
 	var b record.EventBroadcaster = pacedBroadcaster{record.NewBroadcasterWithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: eventCacheSize})}
-	if rate <= 0 {
-		return b
+	if rate > 0 {
+		b = &limitedBroadcaster{EventBroadcaster: b, limit: flowcontrol.NewTokenBucketRateLimiter(float32(rate), eventBurst)}
 	}
-	return &limitedBroadcaster{EventBroadcaster: b, limit: flowcontrol.NewTokenBucketRateLimiter(float32(rate), eventBurst)}
+	return &closingBroadcaster{EventBroadcaster: b}
+}
+
+// closingBroadcaster starts nothing once shut down. controller-runtime
+// starts the broadcaster at the first event or when leader election
+// begins; a manager that recorded none before it stopped (one without
+// leader election) had it started during its own shutdown, after
+// eventsRunnable shut it down, and logged two errors on every stop.
+type closingBroadcaster struct {
+	record.EventBroadcaster
+	closed atomic.Bool
+}
+
+func (b *closingBroadcaster) Shutdown() {
+	b.closed.Store(true)
+	b.EventBroadcaster.Shutdown()
+}
+
+func (b *closingBroadcaster) StartRecordingToSink(sink record.EventSink) watch.Interface {
+	if b.closed.Load() {
+		return watch.NewEmptyWatch()
+	}
+	return b.EventBroadcaster.StartRecordingToSink(sink)
+}
+
+func (b *closingBroadcaster) StartEventWatcher(handler func(*corev1.Event)) watch.Interface {
+	if b.closed.Load() {
+		return watch.NewEmptyWatch()
+	}
+	return b.EventBroadcaster.StartEventWatcher(handler)
+}
+
+func (b *closingBroadcaster) StartLogging(logf func(format string, args ...any)) watch.Interface {
+	if b.closed.Load() {
+		return watch.NewEmptyWatch()
+	}
+	return b.EventBroadcaster.StartLogging(logf)
+}
+
+func (b *closingBroadcaster) StartStructuredLogging(verbosity klog.Level) watch.Interface {
+	if b.closed.Load() {
+		return watch.NewEmptyWatch()
+	}
+	return b.EventBroadcaster.StartStructuredLogging(verbosity)
 }
 
 // Events yield to admissions when the API server is slow: after each event

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,6 +15,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/klog/v2"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 )
@@ -57,7 +59,7 @@ func TestEventRateDropsNormalEventsPastTheBurstOnly(t *testing.T) {
 func TestEventRateZeroRecordsEverything(t *testing.T) {
 	b := newEventBroadcaster(0)
 	defer b.Shutdown()
-	if _, limited := b.(*limitedBroadcaster); limited {
+	if _, limited := b.NewRecorder(nil, corev1.EventSource{Component: "kueue-admission"}).(*limitedRecorder); limited {
 		t.Fatal("--event-rate 0 should not limit events")
 	}
 	b = newEventBroadcaster(10)
@@ -159,4 +161,26 @@ func (s *fakeClockSink) Create(e *corev1.Event) (*corev1.Event, error) {
 func (s *fakeClockSink) Update(e *corev1.Event) (*corev1.Event, error) { return s.Create(e) }
 func (s *fakeClockSink) Patch(e *corev1.Event, _ []byte) (*corev1.Event, error) {
 	return s.Create(e)
+}
+
+// A broadcaster started after the manager shut it down (controller-runtime
+// does so while stopping a manager that recorded no event) logs nothing.
+func TestShutDownBroadcasterStartsQuietly(t *testing.T) {
+	var mu sync.Mutex
+	var lines []string
+	klog.SetLogger(funcr.New(func(_, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, args)
+	}, funcr.Options{}))
+	defer klog.ClearLogger()
+	b := newEventBroadcaster(0)
+	b.Shutdown()
+	b.StartRecordingToSink(&slowSink{})
+	b.StartEventWatcher(func(*corev1.Event) {})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lines) > 0 {
+		t.Fatalf("starting a shut-down broadcaster logged %q, want nothing", lines)
+	}
 }

@@ -25,7 +25,9 @@ import (
 // certificates, exist only when something will be served. Managers built
 // without Options.Webhooks (the in-process test managers) stay free of
 // them: no listener, no Secret, no webhook configuration.
-func webhooksEnabled(opts Options) bool { return len(opts.Webhooks) > 0 || opts.LocalWebhooks }
+func webhooksEnabled(opts Options) bool {
+	return !opts.Standalone && (len(opts.Webhooks) > 0 || opts.LocalWebhooks)
+}
 
 // webhookParts is the webhook server and where its certificates come from:
 // the cert rotator (internalCertManagement.enable), local mode's loopback
