@@ -56,8 +56,9 @@ func CohortObject(name string) *kueue.Cohort {
 }
 
 // WorkloadObject builds the Workload of a planned one: one podset "main"
-// of one pod requesting the class's CPUs, the class's priority, and labels
-// naming the class and runtime.
+// of the class's pods (one unless podCount says otherwise), each
+// requesting the class's CPUs, with the class's topology request if any,
+// the class's priority, and labels naming the class and runtime.
 func (w Workload) WorkloadObject() *kueue.Workload {
 	return &kueue.Workload{
 		ObjectMeta: metav1.ObjectMeta{Namespace: w.Queue, Name: w.Name, Labels: map[string]string{
@@ -65,11 +66,11 @@ func (w Workload) WorkloadObject() *kueue.Workload {
 		Spec: kueue.WorkloadSpec{
 			QueueName: kueue.LocalQueueName(w.Queue),
 			Priority:  ptr.To(w.Priority),
-			PodSets: []kueue.PodSet{{Name: kueue.DefaultPodSetName, Count: 1, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			PodSets: []kueue.PodSet{{Name: kueue.DefaultPodSetName, Count: max(1, w.PodCount), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever,
 				Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{corev1.ResourceCPU: w.Request}}}},
-			}}}},
+			}}, TopologyRequest: w.Topology.DeepCopy()}},
 		},
 	}
 }

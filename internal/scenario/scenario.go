@@ -25,11 +25,19 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 )
 
 // Config is a generator configuration.
 type Config struct {
 	Cohorts []CohortSet `json:"cohorts"`
+	// Topology and ResourceFlavor are the topology-aware parts of Kueue's
+	// format (its "tas" scenario): read and checked, not created. Kuota
+	// does not schedule by topology yet, so such a scenario runs by quota;
+	// its Workloads still carry their topology requests (topology.go).
+	Topology       *Topology       `json:"topology,omitempty"`
+	ResourceFlavor *ResourceFlavor `json:"resourceFlavor,omitempty"`
 }
 
 // CohortSet is a group of identical cohorts.
@@ -58,12 +66,17 @@ type WorkloadsSet struct {
 	Workloads          []Template `json:"workloads"`
 }
 
-// Template describes one class of workload.
+// Template describes one class of workload: podCount pods (1 when 0),
+// each requesting request CPUs, and optionally a topology request.
 type Template struct {
-	ClassName string `json:"className"`
-	RuntimeMs int    `json:"runtimeMs"`
-	Priority  int32  `json:"priority"`
-	Request   string `json:"request"`
+	ClassName     string `json:"className"`
+	RuntimeMs     int    `json:"runtimeMs"`
+	Priority      int32  `json:"priority"`
+	Request       string `json:"request"`
+	PodCount      int32  `json:"podCount,omitempty"`
+	TASConstraint string `json:"tasConstraint,omitempty"`
+	TASLevel      string `json:"tasLevel,omitempty"`
+	SliceSize     int32  `json:"sliceSize,omitempty"`
 }
 
 // Resolve returns the file of a scenario: a bare name (no slash, no
@@ -113,6 +126,8 @@ func (c *Config) validate() error {
 	if len(c.Cohorts) == 0 {
 		errs = append(errs, errors.New("cohorts: at least one cohort set is required"))
 	}
+	errs = append(errs, c.Topology.validate()...)
+	errs = append(errs, c.ResourceFlavor.validate()...)
 	for i, cs := range c.Cohorts {
 		at := fmt.Sprintf("cohorts[%d]", i)
 		if cs.ClassName == "" || cs.Count < 1 {
@@ -156,6 +171,7 @@ func (qs *QueuesSet) validate(at string) []error {
 			if q, err := resource.ParseQuantity(t.Request); err != nil || q.Sign() <= 0 {
 				errs = append(errs, fmt.Errorf("%s.request: %q is not a positive quantity", tat, t.Request))
 			}
+			errs = append(errs, t.validateTopology(tat)...)
 		}
 	}
 	return errs
@@ -178,8 +194,15 @@ type Workload struct {
 	Due                time.Duration
 	Runtime            time.Duration
 	Priority           int32
-	Request            resource.Quantity
+	// Request is each pod's CPU request, PodCount the pods (at least 1).
+	Request  resource.Quantity
+	PodCount int32
+	// Topology is the pods' topology request (nil: none).
+	Topology *kueue.PodSetTopologyRequest
 }
+
+// TotalMilli is the CPU the workload asks for, in millicores.
+func (w Workload) TotalMilli() int64 { return int64(max(1, w.PodCount)) * w.Request.MilliValue() }
 
 // Plan is a configuration expanded into objects.
 type Plan struct {
@@ -226,7 +249,8 @@ func expandQueue(queue string, sets []WorkloadsSet) []Workload {
 				out = append(out, Workload{
 					Name: fmt.Sprintf("%s-%d-%d-%d", t.ClassName, si, round, ti), Queue: queue, Class: t.ClassName,
 					Due: time.Duration(k) * interval, Runtime: time.Duration(t.RuntimeMs) * time.Millisecond,
-					Priority: t.Priority, Request: resource.MustParse(t.Request),
+					Priority: t.Priority, Request: resource.MustParse(t.Request), PodCount: max(1, t.PodCount),
+					Topology: t.topologyRequest(),
 				})
 			}
 		}

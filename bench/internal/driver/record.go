@@ -115,7 +115,7 @@ func newRecorder(plan *scenario.Plan, flavor string) *recorder {
 	r := &recorder{flavor: flavor, records: make(map[types.NamespacedName]*Record, len(plan.Workloads)),
 		queues: map[string]*QueueSeries{}, done: make(chan struct{})}
 	for _, w := range plan.Workloads {
-		r.records[types.NamespacedName{Namespace: w.Queue, Name: w.Name}] = &Record{Plan: w, requestMilli: w.Request.MilliValue()}
+		r.records[types.NamespacedName{Namespace: w.Queue, Name: w.Name}] = &Record{Plan: w, requestMilli: w.TotalMilli()}
 	}
 	for _, q := range plan.Queues {
 		r.queues[q.Name] = &QueueSeries{Name: q.Name, Class: q.Class, Cohort: q.Cohort, NominalMilli: q.Nominal.MilliValue()}

@@ -51,7 +51,7 @@ func usage(plan *scenario.Plan, res *driver.Result) []ClassUsage {
 	}
 	for i := range res.Records {
 		r := &res.Records[i]
-		milli := float64(r.Plan.Request.MilliValue())
+		milli := float64(r.Plan.TotalMilli())
 		for _, a := range r.Admissions {
 			t := totals[classOf[a.ClusterQueue]]
 			if t == nil {
