@@ -48,7 +48,9 @@ from a live cluster). --latency models the API server and the jobs:
 name=distribution pairs, names admit, evict, observe, finish and cycle,
 distributions 50ms, fixed:50ms, uniform:10ms-200ms, exp:100ms or
 quantiles:1ms/5ms/40ms (values at equally spaced probabilities), zero by
-default: the policy's own limit; stall=START+DURATION spans in which
+default: the policy's own limit; jobs=N, a job side of N workers writing
+the jobs' ends one at a time, each taking a jobwrite=DIST sample (Kueue's
+scalability runner has 5); stall=START+DURATION spans in which
 nothing lands (e.g. stall=150s+15s); and phases after semicolons, each
 from=DURATION and its own pairs (admit=20ms;from=60s,admit=300ms).
 kuota-bench writes each run's replay (replay-queues.yaml, replay.trace)

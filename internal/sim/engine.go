@@ -70,6 +70,8 @@ type engine struct {
 	spare []scheduling.Decision
 	log   *json.Encoder
 	err   error
+	// jobs is the job side's queue and workers (Latency.Jobs > 0).
+	jobs jobSide
 }
 
 // Run simulates the trace on the setup.
@@ -209,6 +211,10 @@ func (e *engine) handle(ev *event) {
 		e.finished(ev)
 	case evCycle:
 		e.runCycles()
+	case evJobDue:
+		e.jobDue(ev)
+	case evJobWritten:
+		e.jobWritten(ev)
 	case evWake:
 		if e.wakeAt == ev.at {
 			e.wakeAt = 0

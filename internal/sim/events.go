@@ -10,15 +10,17 @@ import (
 type eventKind int
 
 const (
-	evArrive   eventKind = iota // a workload is created
-	evAdmitted                  // an admission write lands
-	evEvicted                   // an eviction write lands
-	evFinished                  // a job's Finished write lands
-	evCycle                     // a scheduling cycle runs
-	evWake                      // a backoff ends
+	evArrive     eventKind = iota // a workload is created
+	evAdmitted                    // an admission write lands
+	evEvicted                     // an eviction write lands
+	evFinished                    // a job's Finished write lands
+	evCycle                       // a scheduling cycle runs
+	evWake                        // a backoff ends
+	evJobDue                      // a job's runtime is over (jobs=N: it joins the job side's queue)
+	evJobWritten                  // a job side's worker wrote a Finished status
 )
 
-var eventNames = [...]string{"arrive", "admitted", "evicted", "finished", "cycle", "wake"}
+var eventNames = [...]string{"arrive", "admitted", "evicted", "finished", "cycle", "wake", "jobDue", "jobWritten"}
 
 func (k eventKind) String() string { return eventNames[k] }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -155,6 +156,9 @@ type Dists struct {
 	Finish Dist
 	// Cycle is how long one scheduling cycle takes.
 	Cycle Dist
+	// JobWrite is how long one Finished write holds a worker of the job
+	// side (with Latency.Jobs workers; jobside.go).
+	JobWrite Dist
 }
 
 // Latency models what the API server and the jobs add to the core's
@@ -165,6 +169,10 @@ type Latency struct {
 	// (admission, eviction, a job's finish) that would land during one
 	// lands at its end, and a job does not start before then.
 	Stalls []Stall
+	// Jobs, when positive, is how many workers the job side has: ends are
+	// written one at a time per worker, in the order the jobs ended
+	// (jobside.go). 0: each job reports its end on its own.
+	Jobs int
 	// Phases, in ascending order of start, each replace the distributions
 	// from their start on: a live API server is slower at some times than
 	// at others (a model fitted from a run has one phase per stretch).
@@ -221,9 +229,13 @@ func parseStall(v string) (Stall, error) {
 	return Stall{Start: start, Duration: dur}, nil
 }
 
+// maxJobWorkers bounds jobs=.
+const maxJobWorkers = 10000
+
 // ParseLatency reads comma-separated name=dist pairs, names among admit,
-// evict, observe, finish and cycle, and stall=START+DURATION pairs (each
-// adds a stall); "" is zero latency. Phases follow, separated by
+// evict, observe, finish, cycle and jobwrite, jobs=N (the job side's
+// workers, jobside.go) and stall=START+DURATION pairs (each adds a stall);
+// "" is zero latency. Phases follow, separated by
 // semicolons, each starting with from=DURATION, in ascending order:
 // "admit=20ms;from=9s,admit=300ms".
 func ParseLatency(s string) (Latency, error) {
@@ -276,6 +288,16 @@ func (l *Latency) parseSegment(seg string, d *Dists, from *time.Duration) error 
 			}
 			*from = t
 			continue
+		case "jobs":
+			if from != nil {
+				return fmt.Errorf("latency %q: jobs= applies to the whole run, not to a phase", part)
+			}
+			n, err := strconv.Atoi(strings.TrimSpace(value))
+			if err != nil || n < 0 || n > maxJobWorkers {
+				return fmt.Errorf("latency %q: jobs wants a number of workers from 0 to %d", part, maxJobWorkers)
+			}
+			l.Jobs = n
+			continue
 		case "stall":
 			st, err := parseStall(value)
 			if err != nil {
@@ -299,19 +321,28 @@ func (l *Latency) parseSegment(seg string, d *Dists, from *time.Duration) error 
 			d.Finish = dist
 		case "cycle":
 			d.Cycle = dist
+		case "jobwrite":
+			d.JobWrite = dist
 		default:
-			return fmt.Errorf("latency %q: unknown name %q (want admit, evict, observe, finish, cycle or stall)", part, name)
+			return fmt.Errorf("latency %q: unknown name %q (want admit, evict, observe, finish, cycle, jobs, jobwrite or stall)", part, name)
 		}
 	}
 	return nil
 }
 
 func (d Dists) String() string {
-	return fmt.Sprintf("admit=%s,evict=%s,observe=%s,finish=%s,cycle=%s", d.Admit, d.Evict, d.Observe, d.Finish, d.Cycle)
+	out := fmt.Sprintf("admit=%s,evict=%s,observe=%s,finish=%s,cycle=%s", d.Admit, d.Evict, d.Observe, d.Finish, d.Cycle)
+	if d.JobWrite.kind != "" {
+		out += ",jobwrite=" + d.JobWrite.String()
+	}
+	return out
 }
 
 func (l Latency) String() string {
 	out := l.Dists.String()
+	if l.Jobs > 0 {
+		out += fmt.Sprintf(",jobs=%d", l.Jobs)
+	}
 	for _, s := range l.Stalls {
 		out += fmt.Sprintf(",stall=%s+%s", s.Start, s.Duration)
 	}

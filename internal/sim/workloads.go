@@ -53,6 +53,8 @@ type record struct {
 	// evictOnLanding is an eviction decided while the admission was being
 	// written, sent when it lands.
 	evictOnLanding *event
+	// jobQueued: the workload waits in the job side's queue (jobside.go).
+	jobQueued bool
 }
 
 // write stores a new version of the workload and shows it to the cache,
@@ -125,7 +127,11 @@ func (e *engine) admitted(ev *event) {
 	start := e.opts.Latency.land(e.now + e.sample(e.opts.Latency.at(e.now).Observe))
 	r.admissions[len(r.admissions)-1].Started = start
 	end := start + r.w.Runtime
-	e.schedule(&event{at: end + e.sample(e.opts.Latency.at(end).Finish), kind: evFinished, key: r.key, run: r.run})
+	if e.opts.Latency.Jobs > 0 {
+		e.schedule(&event{at: end, kind: evJobDue, key: r.key, run: r.run})
+	} else {
+		e.schedule(&event{at: end + e.sample(e.opts.Latency.at(end).Finish), kind: evFinished, key: r.key, run: r.run})
+	}
 	if ev := r.evictOnLanding; ev != nil {
 		r.evictOnLanding = nil
 		e.sendEviction(r, ev)
