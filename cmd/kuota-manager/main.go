@@ -109,8 +109,11 @@ func run() error {
 	if *metricsPort > 0 {
 		opts.MetricsBindAddress, opts.SecureMetrics = ptr.To(fmt.Sprintf(":%d", *metricsPort)), ptr.To(false)
 	}
-	if opts.Standalone, err = standalone(ctx, restCfg, *cfg.Namespace); err != nil {
-		return err
+	if !*localWebhooks {
+		// Local mode creates the namespace it needs (docs/design/install.md).
+		if opts.Standalone, err = standalone(ctx, restCfg, *cfg.Namespace); err != nil {
+			return err
+		}
 	}
 	m, err := app.New(opts)
 	if err != nil {

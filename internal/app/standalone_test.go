@@ -58,9 +58,12 @@ func TestStandaloneRunsWithoutLeaderElectionOrWebhooks(t *testing.T) {
 	if o := managerOptions(alone, nil); o.LeaderElection {
 		t.Fatal("standalone: leader election on, want off (its Lease would need the missing namespace)")
 	}
-	alone.LocalWebhooks = true
 	if webhooksEnabled(alone) {
 		t.Fatal("standalone: webhooks on, want off (their certificate Secret would need the missing namespace)")
+	}
+	alone.LocalWebhooks = true
+	if !webhooksEnabled(alone) {
+		t.Fatal("standalone in local mode: webhooks off, want on (local mode keeps its certificate on disk)")
 	}
 }
 

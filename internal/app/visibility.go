@@ -39,7 +39,7 @@ func (m *Manager) setupVisibility(opts Options) error {
 		port = *opts.VisibilityPort
 	}
 	ns := ptr.Deref(cfg.Namespace, configapi.DefaultNamespace)
-	local := (opts.LocalWebhooks || opts.LocalVisibility) && !opts.Standalone
+	local := opts.LocalWebhooks || opts.LocalVisibility
 	hostIP := visibility.HostAddress()
 	certPEM, keyPEM, caBundle, err := visibilityCertificate(cfg, ns, hostIP, local)
 	if err != nil {

@@ -25,8 +25,10 @@ import (
 // certificates, exist only when something will be served. Managers built
 // without Options.Webhooks (the in-process test managers) stay free of
 // them: no listener, no Secret, no webhook configuration.
+// A standalone manager (no namespace for the certificate's Secret) serves
+// none, unless in local mode, whose certificate stays on disk.
 func webhooksEnabled(opts Options) bool {
-	return !opts.Standalone && (len(opts.Webhooks) > 0 || opts.LocalWebhooks)
+	return opts.LocalWebhooks || (!opts.Standalone && len(opts.Webhooks) > 0)
 }
 
 // webhookParts is the webhook server and where its certificates come from:
