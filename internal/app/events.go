@@ -59,7 +59,8 @@ func newEventBroadcaster(rate float64) record.EventBroadcaster {
 // starts the broadcaster at the first event or when leader election
 // begins; a manager that recorded none before it stopped (one without
 // leader election) had it started during its own shutdown, after
-// eventsRunnable shut it down, and logged two errors on every stop.
+// eventsRunnable shut it down, and logged two errors on every stop. Those
+// are the two calls controller-runtime makes; the rest is passed through.
 type closingBroadcaster struct {
 	record.EventBroadcaster
 	closed atomic.Bool
@@ -82,20 +83,6 @@ func (b *closingBroadcaster) StartEventWatcher(handler func(*corev1.Event)) watc
 		return watch.NewEmptyWatch()
 	}
 	return b.EventBroadcaster.StartEventWatcher(handler)
-}
-
-func (b *closingBroadcaster) StartLogging(logf func(format string, args ...any)) watch.Interface {
-	if b.closed.Load() {
-		return watch.NewEmptyWatch()
-	}
-	return b.EventBroadcaster.StartLogging(logf)
-}
-
-func (b *closingBroadcaster) StartStructuredLogging(verbosity klog.Level) watch.Interface {
-	if b.closed.Load() {
-		return watch.NewEmptyWatch()
-	}
-	return b.EventBroadcaster.StartStructuredLogging(verbosity)
 }
 
 // Events yield to admissions when the API server is slow: after each event

@@ -66,7 +66,7 @@ func (w Workload) WorkloadObject() *kueue.Workload {
 		Spec: kueue.WorkloadSpec{
 			QueueName: kueue.LocalQueueName(w.Queue),
 			Priority:  ptr.To(w.Priority),
-			PodSets: []kueue.PodSet{{Name: kueue.DefaultPodSetName, Count: max(1, w.PodCount), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			PodSets: []kueue.PodSet{{Name: kueue.DefaultPodSetName, Count: w.Pods(), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever,
 				Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{corev1.ResourceCPU: w.Request}}}},

@@ -194,15 +194,18 @@ type Workload struct {
 	Due                time.Duration
 	Runtime            time.Duration
 	Priority           int32
-	// Request is each pod's CPU request, PodCount the pods (at least 1).
+	// Request is each pod's CPU request, PodCount the pods (0: one, Pods).
 	Request  resource.Quantity
 	PodCount int32
 	// Topology is the pods' topology request (nil: none).
 	Topology *kueue.PodSetTopologyRequest
 }
 
+// Pods is how many pods the workload has: PodCount, and 1 when unset.
+func (w Workload) Pods() int32 { return max(1, w.PodCount) }
+
 // TotalMilli is the CPU the workload asks for, in millicores.
-func (w Workload) TotalMilli() int64 { return int64(max(1, w.PodCount)) * w.Request.MilliValue() }
+func (w Workload) TotalMilli() int64 { return int64(w.Pods()) * w.Request.MilliValue() }
 
 // Plan is a configuration expanded into objects.
 type Plan struct {
@@ -249,7 +252,7 @@ func expandQueue(queue string, sets []WorkloadsSet) []Workload {
 				out = append(out, Workload{
 					Name: fmt.Sprintf("%s-%d-%d-%d", t.ClassName, si, round, ti), Queue: queue, Class: t.ClassName,
 					Due: time.Duration(k) * interval, Runtime: time.Duration(t.RuntimeMs) * time.Millisecond,
-					Priority: t.Priority, Request: resource.MustParse(t.Request), PodCount: max(1, t.PodCount),
+					Priority: t.Priority, Request: resource.MustParse(t.Request), PodCount: t.PodCount,
 					Topology: t.topologyRequest(),
 				})
 			}

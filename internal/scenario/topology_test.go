@@ -47,8 +47,8 @@ func TestTopologyScenario(t *testing.T) {
 		byClass[w.Class] = w
 	}
 	r, p, b, plain := byClass["r"], byClass["p"], byClass["b"], byClass["plain"]
-	if r.TotalMilli() != 2000 || b.TotalMilli() != 4000 || plain.TotalMilli() != 2000 || plain.PodCount != 1 {
-		t.Fatalf("total CPU r %d b %d plain %d (pods %d), want 2000, 4000, 2000 (1)", r.TotalMilli(), b.TotalMilli(), plain.TotalMilli(), plain.PodCount)
+	if r.TotalMilli() != 2000 || b.TotalMilli() != 4000 || plain.TotalMilli() != 2000 || plain.Pods() != 1 {
+		t.Fatalf("total CPU r %d b %d plain %d (pods %d), want 2000, 4000, 2000 (1)", r.TotalMilli(), b.TotalMilli(), plain.TotalMilli(), plain.Pods())
 	}
 	ps := r.WorkloadObject().Spec.PodSets[0]
 	if ps.Count != 4 || ps.TopologyRequest == nil || ptr.Deref(ps.TopologyRequest.Required, "") != "example.com/rack" {
