@@ -52,7 +52,7 @@ func run() error {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file while the manager runs")
 	memProfile := flag.String("memprofile", "", "write a heap profile to this file when the manager stops")
 	enableTAS := flag.Bool("enableTAS", false,
-		"accepted for Kueue's scalability runner; topology-aware scheduling is not implemented yet: workloads are admitted by quota only")
+		"accepted for Kueue's scalability runner; topology-aware scheduling is always on (it starts watching nodes and pods once a ResourceFlavor names a Topology)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -85,7 +85,7 @@ func run() error {
 		return fmt.Errorf("--metricsPort must be a port number (1-65535, 0 for the Configuration's), got %d", *metricsPort)
 	}
 	if *enableTAS {
-		ctrl.Log.Info("--enableTAS: topology-aware scheduling is not implemented; workloads are admitted by quota only")
+		ctrl.Log.Info("--enableTAS: topology-aware scheduling is always on; the flag changes nothing")
 	}
 	profiles, err := app.StartProfiles(*cpuProfile, *memProfile)
 	if err != nil {

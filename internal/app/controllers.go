@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -17,6 +18,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/controller/clusterqueue"
 	"github.com/kuota-dev/kuota/internal/controller/resourceflavor"
 	"github.com/kuota-dev/kuota/internal/controller/status"
+	"github.com/kuota-dev/kuota/internal/controller/topologyungater"
 	"github.com/kuota-dev/kuota/internal/controller/workloads"
 	"github.com/kuota-dev/kuota/internal/feed"
 	"github.com/kuota-dev/kuota/internal/lifecycle"
@@ -38,6 +40,12 @@ func (m *Manager) setupControllers(cfg *configapi.Configuration, patience time.D
 	if err != nil {
 		return fmt.Errorf("feeding the cache from the informers: %w", err)
 	}
+	if err := mgr.Add(&feed.TopologyCapacity{Cache: c, Informer: mgr.GetCache(), NewPodCache: func(o ctrlcache.Options) (ctrlcache.Cache, error) {
+		o.Scheme, o.Mapper = mgr.GetScheme(), mgr.GetRESTMapper()
+		return ctrlcache.New(mgr.GetConfig(), o)
+	}}); err != nil {
+		return fmt.Errorf("adding the topology capacity feed: %w", err)
+	}
 	labels, metricOpts, err := metricsSetup(cfg, cl, c)
 	if err != nil {
 		return err
@@ -56,6 +64,9 @@ func (m *Manager) setupControllers(cfg *configapi.Configuration, patience time.D
 		}
 	}
 	if err := setupJobs(mgr, cfg); err != nil {
+		return err
+	}
+	if err := topologyungater.Setup(mgr); err != nil {
 		return err
 	}
 	c.OnGone(func(obj *kueue.Workload, a *state.Admitted) { recordFinished(labels, obj, a) })

@@ -25,6 +25,7 @@ func Register(ctx context.Context, inf ctrlcache.Informers, c *cache.Cache) (*Fe
 	steps := []func() error{
 		func() error { return register(ctx, f, inf, namespaces(c)) },
 		func() error { return register(ctx, f, inf, flavors(c)) },
+		func() error { return register(ctx, f, inf, topologies(c)) },
 		func() error { return register(ctx, f, inf, checks(c)) },
 		func() error { return register(ctx, f, inf, priorityClasses(c)) },
 		func() error { return register(ctx, f, inf, cohorts(c)) },

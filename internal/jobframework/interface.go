@@ -84,14 +84,17 @@ type JobWithSuspendField interface {
 }
 
 // PodSetInfo is what an admission applies to one PodSet's pod template, or
-// what restoring the job puts back.
+// what restoring the job puts back. SchedulingGates are the gates the
+// pods are created with: a topology-aware admission adds TopologyGate,
+// restoring puts back the template's own.
 type PodSetInfo struct {
-	Name         kueue.PodSetReference
-	Count        int32
-	NodeSelector map[string]string
-	Tolerations  []corev1.Toleration
-	Labels       map[string]string
-	Annotations  map[string]string
+	Name            kueue.PodSetReference
+	Count           int32
+	NodeSelector    map[string]string
+	Tolerations     []corev1.Toleration
+	Labels          map[string]string
+	Annotations     map[string]string
+	SchedulingGates []corev1.PodSchedulingGate
 }
 
 // Integration registers one job kind.

@@ -16,7 +16,10 @@ import (
 // AdmissionInfos returns what an admitted Workload applies to its job's
 // PodSets: the admitted counts, the node labels and tolerations of the
 // flavors each PodSet was assigned, the admission checks' podSetUpdates,
-// and the labels and annotations that tie pods to the Workload.
+// and the labels and annotations that tie pods to the Workload. A PodSet
+// with a topology assignment has its pods created with TopologyGate and
+// TASLabel: the topology ungater gives each its domain before they are
+// scheduled.
 func AdmissionInfos(ctx context.Context, c client.Reader, wl *kueue.Workload) ([]PodSetInfo, error) {
 	adm := wl.Status.Admission
 	if adm == nil {
@@ -37,6 +40,10 @@ func AdmissionInfos(ctx context.Context, c client.Reader, wl *kueue.Workload) ([
 		}
 		if wl.Spec.QueueName != "" {
 			info.Labels[LocalQueueLabel] = string(wl.Spec.QueueName)
+		}
+		if psa.TopologyAssignment != nil {
+			info.Labels[TASLabel] = TASLabelValue
+			info.SchedulingGates = []corev1.PodSchedulingGate{{Name: TopologyGate}}
 		}
 		for _, name := range sortedFlavors(psa.Flavors) {
 			rf, err := flavor(ctx, c, flavors, name)
@@ -63,18 +70,19 @@ func AdmissionInfos(ctx context.Context, c client.Reader, wl *kueue.Workload) ([
 }
 
 // RestoreInfos returns what stopping a job puts back: the pod template
-// metadata, node selector and tolerations, and the counts, of the job as
-// its Workload recorded it before any admission.
+// metadata, node selector, tolerations and scheduling gates, and the
+// counts, of the job as its Workload recorded it before any admission.
 func RestoreInfos(wl *kueue.Workload) []PodSetInfo {
 	out := make([]PodSetInfo, 0, len(wl.Spec.PodSets))
 	for _, ps := range wl.Spec.PodSets {
 		out = append(out, PodSetInfo{
-			Name:         ps.Name,
-			Count:        ps.Count,
-			NodeSelector: maps.Clone(ps.Template.Spec.NodeSelector),
-			Tolerations:  slices.Clone(ps.Template.Spec.Tolerations),
-			Labels:       maps.Clone(ps.Template.Labels),
-			Annotations:  maps.Clone(ps.Template.Annotations),
+			Name:            ps.Name,
+			Count:           ps.Count,
+			NodeSelector:    maps.Clone(ps.Template.Spec.NodeSelector),
+			Tolerations:     slices.Clone(ps.Template.Spec.Tolerations),
+			Labels:          maps.Clone(ps.Template.Labels),
+			Annotations:     maps.Clone(ps.Template.Annotations),
+			SchedulingGates: slices.Clone(ps.Template.Spec.SchedulingGates),
 		})
 	}
 	return out
@@ -156,11 +164,23 @@ func ApplyToTemplate(t *corev1.PodTemplateSpec, info PodSetInfo) error {
 		}
 		maps.Copy(t.Annotations, info.Annotations)
 	}
+	t.Spec.SchedulingGates = AppendGates(t.Spec.SchedulingGates, info.SchedulingGates...)
 	return nil
 }
 
-// RestoreTemplate sets a pod template's metadata, node selector and
-// tolerations back to info's; it reports whether anything changed.
+// AppendGates appends the scheduling gates not already in list.
+func AppendGates(list []corev1.PodSchedulingGate, add ...corev1.PodSchedulingGate) []corev1.PodSchedulingGate {
+	for _, g := range add {
+		if !hasGate(list, g.Name) {
+			list = append(list, g)
+		}
+	}
+	return list
+}
+
+// RestoreTemplate sets a pod template's metadata, node selector,
+// tolerations and scheduling gates back to info's; it reports whether
+// anything changed.
 func RestoreTemplate(t *corev1.PodTemplateSpec, info PodSetInfo) bool {
 	changed := false
 	if !maps.Equal(t.Spec.NodeSelector, info.NodeSelector) {
@@ -174,6 +194,9 @@ func RestoreTemplate(t *corev1.PodTemplateSpec, info PodSetInfo) bool {
 	}
 	if !maps.Equal(t.Annotations, info.Annotations) {
 		t.Annotations, changed = maps.Clone(info.Annotations), true
+	}
+	if !slices.Equal(t.Spec.SchedulingGates, info.SchedulingGates) {
+		t.Spec.SchedulingGates, changed = slices.Clone(info.SchedulingGates), true
 	}
 	return changed
 }

@@ -64,18 +64,21 @@ func (w *Webhook) defaultQueueExists(ctx context.Context, ns string) bool {
 	return w.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: DefaultLocalQueueName}, &lq) == nil
 }
 
-// ValidateCreate checks a new job's Kuota labels.
+// ValidateCreate checks a new job's Kuota labels and the topology
+// annotations of its pod templates.
 func (w *Webhook) ValidateCreate(_ context.Context, obj client.Object) error {
 	errs := ValidateLabels(obj)
+	job := w.Integration.NewJob(obj)
+	errs = append(errs, validateTopology(nil, job)...)
 	if w.Validate != nil {
-		errs = append(errs, w.Validate(nil, w.Integration.NewJob(obj))...)
+		errs = append(errs, w.Validate(nil, job)...)
 	}
 	return w.result(obj, errs)
 }
 
 // ValidateUpdate checks a job change: labels stay valid, the queue name
-// and priority class follow their rules, and a user cannot start a job
-// whose Workload is not admitted.
+// and priority class follow their rules, changed topology annotations are
+// valid, and a user cannot start a job whose Workload is not admitted.
 func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj client.Object) error {
 	oldJob, newJob := w.Integration.NewJob(oldObj), w.Integration.NewJob(newObj)
 	errs := ValidateLabels(newObj)
@@ -89,6 +92,7 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj client.Obje
 			errs = append(errs, w.checkAdmitted(ctx, newObj, suspendField(newJob))...)
 		}
 	}
+	errs = append(errs, validateTopology(oldJob, newJob)...)
 	if w.Validate != nil {
 		errs = append(errs, w.Validate(oldJob, newJob)...)
 	}

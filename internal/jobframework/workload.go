@@ -27,7 +27,7 @@ func NewWorkload(ctx context.Context, c client.Reader, job Job, gvk schema.Group
 	if err != nil {
 		return nil, fmt.Errorf("describing the job's pods: %w", err)
 	}
-	wl, err := BuildWorkload(ctx, c, obj, WorkloadName(obj.GetName(), obj.GetUID(), gvk), podSets, opts)
+	wl, err := BuildWorkload(ctx, c, obj, WorkloadName(obj.GetName(), obj.GetUID(), gvk), podSets, podIndexOf(job), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -45,9 +45,15 @@ func NewWorkload(ctx context.Context, c client.Reader, job Job, gvk schema.Group
 
 // BuildWorkload builds a Workload named name for obj (whose labels give the
 // queue, the priority class and the maximum execution time) and its
-// PodSets, held by the resource-in-use finalizer. The caller adds owners
-// and the annotations that tie it to its job.
-func BuildWorkload(ctx context.Context, c client.Reader, obj client.Object, name string, podSets []kueue.PodSet, opts Options) (*kueue.Workload, error) {
+// PodSets, held by the resource-in-use finalizer. A PodSet without a
+// topology request gets the one its template's annotations ask for, with
+// the index labels index gives (nil: none). The caller adds owners and
+// the annotations that tie it to its job.
+func BuildWorkload(ctx context.Context, c client.Reader, obj client.Object, name string, podSets []kueue.PodSet,
+	index PodIndexFunc, opts Options) (*kueue.Workload, error) {
+	if err := setTopologyRequests(podSets, index); err != nil {
+		return nil, err
+	}
 	wl := &kueue.Workload{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:       name,
@@ -107,7 +113,7 @@ func priorityOf(ctx context.Context, c client.Reader, obj client.Object, podSets
 }
 
 // EquivalentPodSets reports whether a Workload's PodSets still describe the
-// job: same names, counts, minimum counts and pod specs.
+// job: same names, counts, minimum counts, topology requests and pod specs.
 func EquivalentPodSets(want, have []kueue.PodSet) bool {
 	if len(want) != len(have) {
 		return false
@@ -115,6 +121,7 @@ func EquivalentPodSets(want, have []kueue.PodSet) bool {
 	for i := range want {
 		w, h := &want[i], &have[i]
 		if w.Name != h.Name || w.Count != h.Count || !equality.Semantic.DeepEqual(w.MinCount, h.MinCount) ||
+			!equality.Semantic.DeepEqual(w.TopologyRequest, h.TopologyRequest) ||
 			!equality.Semantic.DeepEqual(resourcesOf(&w.Template.Spec), resourcesOf(&h.Template.Spec)) ||
 			!equality.Semantic.DeepEqual(w.Template.Spec.NodeSelector, h.Template.Spec.NodeSelector) {
 			return false

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -153,6 +154,7 @@ func Admitted(wl *kueue.Workload, v *View, opts *Options) *state.Admitted {
 		}
 	}
 	a.MinUsage = minUsage(wl, a.Usage)
+	a.Topology = TopologyUses(adm)
 	return a
 }
 
@@ -205,4 +207,28 @@ func usesAnyFlavor(adm *kueue.Admission, flavors []kueue.ResourceFlavorReference
 		}
 	}
 	return false
+}
+
+// TopologyUses lists the topology capacity an admission takes: for each
+// PodSet placed by topology, its flavor, placement and one pod's requests
+// (its usage over its count). Nil when no PodSet was placed by topology.
+func TopologyUses(adm *kueue.Admission) []state.TopologyUse {
+	var out []state.TopologyUse
+	for i := range adm.PodSetAssignments {
+		psa := &adm.PodSetAssignments[i]
+		if psa.TopologyAssignment == nil || len(psa.Flavors) == 0 {
+			continue
+		}
+		count := int64(1)
+		if psa.Count != nil && *psa.Count > 0 {
+			count = int64(*psa.Count)
+		}
+		perPod := resources.Requests{}
+		for name, q := range psa.ResourceUsage {
+			perPod[name] = resources.FromQuantity(q) / count
+		}
+		names := slices.Sorted(maps.Keys(psa.Flavors))
+		out = append(out, state.TopologyUse{Flavor: psa.Flavors[names[0]], Assignment: psa.TopologyAssignment, PerPod: perPod})
+	}
+	return out
 }

@@ -30,6 +30,7 @@ func (s *Scheduler) admit(ctx context.Context, d *scheduling.Decision, snap *sta
 		Key: w.Key, UID: w.UID, ClusterQueue: w.ClusterQueue, LocalQueue: w.LocalQueue,
 		Admitted: len(checks) == 0, Priority: w.Priority, QueueOrderTime: w.QueueOrderTime,
 		Usage: d.Assignment.Usage, MinUsage: scheduling.MinUsage(w.Shape, d.Assignment), ReservedAt: now.UnixNano(),
+		Topology: lifecycle.TopologyUses(admission),
 	}
 	if err := s.Cache.Assume(a, w.ResourceVersion); err != nil {
 		s.log.Info("skipping admission", "workload", w.Key, "reason", err.Error())

@@ -10,6 +10,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
 	"github.com/kuota-dev/kuota/internal/scheduling/preemption"
 	"github.com/kuota-dev/kuota/internal/state"
+	"github.com/kuota-dev/kuota/internal/tas"
 	"github.com/kuota-dev/kuota/internal/workload"
 )
 
@@ -26,9 +27,12 @@ type cycle struct {
 	popts    preemption.Options
 	opts     Options
 	versions map[*hierarchy.Node]uint64
-	result   Result
-	ready    order
-	late     lateness
+	// topologies are the cycle's working copies of the TAS flavors'
+	// trees, cloned at first use (workTree).
+	topologies map[kueue.ResourceFlavorReference]*tas.Tree
+	result     Result
+	ready      order
+	late       lateness
 }
 
 // order hands out the ClusterQueues whose head is ready (fits or can

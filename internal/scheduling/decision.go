@@ -57,7 +57,7 @@ func (r Reason) ConditionReason() string {
 		return "Misconfigured"
 	case ClusterQueueInactive:
 		return "Suspended"
-	case WaitingForPreemptedWorkloads:
+	case WaitingForPreemptedWorkloads, TopologyPlacementFailed:
 		return string(r)
 	case BlockedByHead:
 		return "WaitingForQuota"
@@ -281,7 +281,7 @@ func (d *Decision) Parking(strategy kueue.QueueingStrategy) Parking {
 	switch d.Reason {
 	case NamespaceMismatch, ClusterQueueInactive, ClusterQueueNotFound:
 		return ParkWorkload
-	case NoMatchingFlavor, ExceedsMaxQuota, WaitingForQuota:
+	case NoMatchingFlavor, ExceedsMaxQuota, WaitingForQuota, TopologyPlacementFailed:
 		if strategy == kueue.BestEffortFIFO {
 			return ParkShape
 		}
@@ -300,6 +300,9 @@ func AdmissionOf(cq kueue.ClusterQueueReference, asg *flavors.Assignment) *kueue
 			Flavors:       map[corev1.ResourceName]kueue.ResourceFlavorReference{},
 			ResourceUsage: corev1.ResourceList{},
 			Count:         &count,
+		}
+		if ps.Topology != nil {
+			psa.TopologyAssignment = ps.Topology.DeepCopy()
 		}
 		for r, f := range ps.Flavors {
 			psa.Flavors[r] = f

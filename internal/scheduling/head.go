@@ -343,6 +343,12 @@ func (c *cycle) holdUnreclaimable(cur *cursor, asg *flavors.Assignment) resource
 func (c *cycle) admitHead(cur *cursor) {
 	w := cur.items[cur.pos]
 	asg := cur.asg
+	if msg, ok := c.placeTopology(w, &asg); !ok {
+		// Topology capacity only shrinks within a cycle: later workloads
+		// of the shape fail too.
+		c.refuse(cur, w, Decision{Workload: w, Reason: TopologyPlacementFailed, Message: msg, Assignment: &asg}, noPriority)
+		return
+	}
 	c.addUsage(cur, asg.Usage)
 	c.decide(Decision{Workload: w, Admit: true, Assignment: &asg})
 	c.result.Admitted++

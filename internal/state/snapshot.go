@@ -9,6 +9,7 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/hierarchy"
+	"github.com/kuota-dev/kuota/internal/tas"
 )
 
 // Snapshot is an immutable view of the state for one scheduling cycle. It
@@ -32,10 +33,15 @@ type Snapshot struct {
 	Cohorts       map[kueue.CohortReference]*Cohort
 	Flavors       map[kueue.ResourceFlavorReference]*Flavor
 	Namespaces    map[string]labels.Set
-	checks        map[kueue.AdmissionCheckReference]bool
-	inactive      map[kueue.ClusterQueueReference]Inactive
-	byQueue       admittedView
-	admitted      int
+	// Topologies holds, for every TAS flavor (one naming a Topology), the
+	// free capacity of its nodes by topology domain; TopologyErrors says
+	// why a TAS flavor has none. Shared: clone a tree before placing.
+	Topologies     map[kueue.ResourceFlavorReference]*tas.Tree
+	TopologyErrors map[kueue.ResourceFlavorReference]string
+	checks         map[kueue.AdmissionCheckReference]bool
+	inactive       map[kueue.ClusterQueueReference]Inactive
+	byQueue        admittedView
+	admitted       int
 }
 
 // Inactive explains why a ClusterQueue cannot admit workloads. Reason is one
@@ -54,6 +60,7 @@ const (
 	InactiveCohortCycle            = "CohortCycle"
 	InactiveTerminating            = "Terminating"
 	InactiveFinalizerPending       = "FinalizerPending"
+	InactiveTopologyNotFound       = "TopologyNotFound"
 )
 
 // ClusterQueueInactive returns why the ClusterQueue cannot admit, or false
@@ -64,7 +71,8 @@ func (s *Snapshot) ClusterQueueInactive(name kueue.ClusterQueueReference) (Inact
 }
 
 func computeInactive(queues map[kueue.ClusterQueueReference]*ClusterQueue, flavors map[kueue.ResourceFlavorReference]*Flavor,
-	checks map[kueue.AdmissionCheckReference]bool, tree *hierarchy.Tree) map[kueue.ClusterQueueReference]Inactive {
+	checks map[kueue.AdmissionCheckReference]bool, topologies map[kueue.TopologyReference][]string,
+	tree *hierarchy.Tree) map[kueue.ClusterQueueReference]Inactive {
 	out := map[kueue.ClusterQueueReference]Inactive{}
 	for name, cq := range queues {
 		var reasons, messages []string
@@ -81,14 +89,22 @@ func computeInactive(queues map[kueue.ClusterQueueReference]*ClusterQueue, flavo
 		if cq.StopPolicy != kueue.None {
 			add(InactiveStopped, "the ClusterQueue is stopped (stopPolicy "+string(cq.StopPolicy)+")")
 		}
-		var missing []string
+		var missing, noTopology []string
 		for _, f := range cq.Flavors() {
-			if _, ok := flavors[f]; !ok {
+			rf, ok := flavors[f]
+			if !ok {
 				missing = append(missing, string(f))
+				continue
+			}
+			if rf.TopologyName != "" && topologies[rf.TopologyName] == nil {
+				noTopology = append(noTopology, string(rf.TopologyName))
 			}
 		}
 		if len(missing) > 0 {
 			add(InactiveFlavorNotFound, "ResourceFlavors not found: "+strings.Join(missing, ", "))
+		}
+		if len(noTopology) > 0 {
+			add(InactiveTopologyNotFound, "Topologies not found: "+strings.Join(noTopology, ", "))
 		}
 		for _, ac := range cq.AdmissionChecks {
 			active, found := checks[ac.Name]

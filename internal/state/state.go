@@ -44,6 +44,9 @@ type Admitted struct {
 	// same shape in other LocalQueues of the cohort tree, while its own
 	// LocalQueue has none: a weaker guess, never stretched when late.
 	EstimateBorrowed bool
+	// Topology lists the capacity its PodSets take in their flavors'
+	// topologies (topology-aware scheduling); nil for most workloads.
+	Topology []TopologyUse
 }
 
 // SmallestUsage returns MinUsage, or Usage when the workload cannot shrink.
@@ -84,6 +87,7 @@ type State struct {
 	// the last reservation is released.
 	gone map[kueue.ClusterQueueReference]bool
 	tree *hierarchy.Tree
+	tas  tasState
 }
 
 // New returns an empty state.
@@ -99,6 +103,7 @@ func New() *State {
 		unsorted:   map[kueue.ClusterQueueReference]struct{}{},
 		gone:       map[kueue.ClusterQueueReference]bool{},
 		tree:       hierarchy.New(),
+		tas:        newTASState(),
 	}
 }
 
@@ -200,6 +205,7 @@ func (s *State) Assume(a *Admitted) error {
 	if n := s.tree.ClusterQueue(a.ClusterQueue); n != nil {
 		s.tree.AddUsage(n, a.Usage)
 	}
+	s.setHolder(a.Key, a)
 	return nil
 }
 
@@ -211,6 +217,7 @@ func (s *State) Forget(key types.NamespacedName) bool {
 		return false
 	}
 	delete(s.admitted, key)
+	s.setHolder(key, nil)
 	s.unsorted[a.ClusterQueue] = struct{}{}
 	if byKey := s.byQueue[a.ClusterQueue]; byKey != nil {
 		delete(byKey, key)
@@ -238,6 +245,7 @@ func (s *State) Replace(a *Admitted) error {
 	if prev.ClusterQueue != a.ClusterQueue {
 		return fmt.Errorf("workload %s moved from ClusterQueue %s to %s", a.Key, prev.ClusterQueue, a.ClusterQueue)
 	}
+	s.setHolder(a.Key, a)
 	s.admitted[a.Key] = a
 	s.byQueue[a.ClusterQueue][a.Key] = a
 	s.unsorted[a.ClusterQueue] = struct{}{}
@@ -301,16 +309,19 @@ func (s *State) ClusterQueueNames() []kueue.ClusterQueueReference {
 // what did not change since the previous snapshot.
 func (s *State) Snapshot() *Snapshot {
 	s.sortAdmitted()
+	trees, treeErrs := s.topologyTrees()
 	return &Snapshot{
-		Tree:          s.tree.Freeze(),
-		ClusterQueues: s.queues.share(),
-		Cohorts:       s.cohorts.share(),
-		Flavors:       s.flavors.share(),
-		Namespaces:    s.namespaces.share(),
-		checks:        s.checks.share(),
-		inactive:      s.inactiveReasons(),
-		byQueue:       s.sorted.share(),
-		admitted:      len(s.admitted),
+		Topologies:     trees,
+		TopologyErrors: treeErrs,
+		Tree:           s.tree.Freeze(),
+		ClusterQueues:  s.queues.share(),
+		Cohorts:        s.cohorts.share(),
+		Flavors:        s.flavors.share(),
+		Namespaces:     s.namespaces.share(),
+		checks:         s.checks.share(),
+		inactive:       s.inactiveReasons(),
+		byQueue:        s.sorted.share(),
+		admitted:       len(s.admitted),
 		Specs: s.flavors.version + s.queues.version + s.cohorts.version + s.checks.version +
 			s.namespaces.version,
 	}
@@ -327,7 +338,7 @@ func (s *State) ClusterQueueInactive(name kueue.ClusterQueueReference) (Inactive
 // after a change.
 func (s *State) inactiveReasons() map[kueue.ClusterQueueReference]Inactive {
 	if s.inactive == nil {
-		s.inactive = computeInactive(s.queues.m, s.flavors.m, s.checks.m, s.tree)
+		s.inactive = computeInactive(s.queues.m, s.flavors.m, s.checks.m, s.tas.topologies, s.tree)
 	}
 	return s.inactive
 }

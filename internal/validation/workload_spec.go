@@ -33,7 +33,12 @@ func validatePodSets(wl *kueue.Workload, path *field.Path) field.ErrorList {
 			}
 		}
 		if ps.TopologyRequest != nil {
-			errs = append(errs, validateTopologyRequest(ps.TopologyRequest, ps.Count, p.Child("topologyRequest"))...)
+			tp := p.Child("topologyRequest")
+			errs = append(errs, ValidateTopologyRequest(ps.TopologyRequest, ps.Count, TopologyRequestFields{
+				SliceTopology:    tp.Child("podSetSliceRequiredTopology"),
+				SliceSize:        tp.Child("podSetSliceSize"),
+				SliceConstraints: tp.Child("podsetSliceRequiredTopologyConstraints"),
+			})...)
 		}
 	}
 	return errs
@@ -82,18 +87,26 @@ func validateResourceList(list corev1.ResourceList, path *field.Path) field.Erro
 	return errs
 }
 
-// validateTopologyRequest checks the slice fields: a slice size goes with a
-// slice topology (and does not exceed the PodSet's count), and the
-// multi-layer constraints replace both, each layer's size dividing the size
-// of the layer around it.
-func validateTopologyRequest(tr *kueue.PodSetTopologyRequest, count int32, path *field.Path) field.ErrorList {
+// TopologyRequestFields names where the slice fields of a topology
+// request come from: the Workload's own fields, or, for the job webhooks
+// (jobframework), the pod template annotations they are read from.
+type TopologyRequestFields struct {
+	SliceTopology, SliceSize, SliceConstraints *field.Path
+}
+
+// ValidateTopologyRequest checks the slice fields of a PodSet's topology
+// request: a slice size goes with a slice topology (and does not exceed the
+// PodSet's count), and the multi-layer constraints replace both, each
+// layer's size dividing the size of the layer around it. Errors name the
+// paths of fields.
+func ValidateTopologyRequest(tr *kueue.PodSetTopologyRequest, count int32, fields TopologyRequestFields) field.ErrorList {
 	var errs field.ErrorList
-	size := path.Child("podSetSliceSize")
+	size := fields.SliceSize
 	switch {
 	case tr.PodSetSliceRequiredTopology != nil && tr.PodSetSliceSize == nil:
-		errs = append(errs, field.Required(size, "must be set when podSetSliceRequiredTopology is set"))
+		errs = append(errs, field.Required(size, "must be set when "+fields.SliceTopology.String()+" is set"))
 	case tr.PodSetSliceRequiredTopology == nil && tr.PodSetSliceSize != nil:
-		errs = append(errs, field.Forbidden(size, "may only be set together with podSetSliceRequiredTopology"))
+		errs = append(errs, field.Forbidden(size, "may only be set together with "+fields.SliceTopology.String()))
 	case tr.PodSetSliceSize != nil && *tr.PodSetSliceSize > count:
 		errs = append(errs, field.Invalid(size, *tr.PodSetSliceSize, fmt.Sprintf("must not exceed the PodSet's count (%d)", count)))
 	}
@@ -101,9 +114,9 @@ func validateTopologyRequest(tr *kueue.PodSetTopologyRequest, count int32, path 
 	if len(layers) == 0 {
 		return errs
 	}
-	lp := path.Child("podsetSliceRequiredTopologyConstraints")
+	lp := fields.SliceConstraints
 	if tr.PodSetSliceRequiredTopology != nil || tr.PodSetSliceSize != nil {
-		errs = append(errs, field.Forbidden(lp, "cannot be combined with podSetSliceRequiredTopology or podSetSliceSize"))
+		errs = append(errs, field.Forbidden(lp, fmt.Sprintf("cannot be combined with %s or %s", fields.SliceTopology, fields.SliceSize)))
 	}
 	for i := 1; i < len(layers); i++ {
 		outer, inner := layers[i-1].Size, layers[i].Size

@@ -85,9 +85,12 @@ func explainDecision(ex *Explanation, res scheduling.Result, key types.Namespace
 }
 
 // refusalCause names why the flavors did not fit: no flavor matches the
-// pods, the request exceeds what the queue could ever get, or the quota is
-// in use.
+// pods, the request exceeds what the queue could ever get, the quota is
+// in use, or the quota fits and the nodes of the topology do not.
 func refusalCause(d *scheduling.Decision) string {
+	if d.Reason == scheduling.TopologyPlacementFailed {
+		return CauseTopology
+	}
 	if d.Assignment != nil {
 		switch d.Assignment.Reason {
 		case flavors.NoMatchingFlavor:

@@ -43,6 +43,7 @@ const (
 	CauseNoMatchingFlavor     = "NoMatchingFlavor"
 	CauseExceedsQuota         = "ExceedsMaxQuota"
 	CausePreempting           = "WaitingForPreemptedWorkloads"
+	CauseTopology             = "TopologyPlacementFailed"
 )
 
 // Explanation is the answer for one Workload.

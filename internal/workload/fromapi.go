@@ -26,6 +26,7 @@ func ShapeFromPodSets(podSets []kueue.PodSet, opts ShapeOptions) *Shape {
 			PerPod:       perPod,
 			NodeSelector: spec.NodeSelector,
 			Tolerations:  spec.Tolerations,
+			Topology:     ps.TopologyRequest,
 		}
 		if ps.MinCount != nil {
 			shape.MinCount = *ps.MinCount

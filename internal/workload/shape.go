@@ -27,6 +27,9 @@ type PodSetShape struct {
 	RequiredAffinity *corev1.NodeSelector
 	// Tolerations must tolerate a flavor's NoSchedule/NoExecute taints.
 	Tolerations []corev1.Toleration
+	// Topology is the PodSet's topology request (topology-aware
+	// scheduling); nil when it has none.
+	Topology *kueue.PodSetTopologyRequest
 	// Resources lists the names in PerPod, sorted; set by NewShape.
 	Resources []corev1.ResourceName
 }
@@ -75,9 +78,35 @@ func shapeKey(podSets []PodSetShape) string {
 		for _, t := range p.Tolerations {
 			b.WriteString(t.String())
 		}
+		if p.Topology != nil {
+			writeTopology(&b, p.Topology)
+		}
 		b.WriteString(";")
 	}
 	return b.String()
+}
+
+// writeTopology writes what placement reads of a topology request.
+func writeTopology(b *strings.Builder, t *kueue.PodSetTopologyRequest) {
+	str := func(p *string) string {
+		if p == nil {
+			return "-"
+		}
+		return *p
+	}
+	fmt.Fprintf(b, "topo(%s|%s|%t|%s|%d", str(t.Required), str(t.Preferred), t.Unconstrained != nil && *t.Unconstrained,
+		str(t.PodSetSliceRequiredTopology), ptrOr(t.PodSetSliceSize))
+	for _, c := range t.PodsetSliceRequiredTopologyConstraints {
+		fmt.Fprintf(b, "|%s/%d", c.Topology, c.Size)
+	}
+	b.WriteString(")")
+}
+
+func ptrOr(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 func writeSortedMap(b *strings.Builder, m map[string]string) {

@@ -45,7 +45,31 @@ var GVK = awv1beta2.GroupVersion.WithKind("AppWrapper")
 // AppWrapper wraps an AppWrapper.
 type AppWrapper struct{ aw *awv1beta2.AppWrapper }
 
-var _ jobframework.Job = (*AppWrapper)(nil)
+var (
+	_ jobframework.Job             = (*AppWrapper)(nil)
+	_ jobframework.JobWithPodIndex = (*AppWrapper)(nil)
+)
+
+// PodIndex: the index labels the AppWrapper's pod set annotations name
+// (the AppWrapper project's, filled in when it infers the pod sets of a
+// wrapped Job or JobSet).
+func (j *AppWrapper) PodIndex(ps *kueue.PodSet) jobframework.PodIndex {
+	sets, err := componentPodSets(j.aw)
+	if err != nil {
+		return jobframework.PodIndex{}
+	}
+	n := 0
+	for _, comp := range sets {
+		for _, p := range comp {
+			if PodSetName(j.aw.Name, n) == ps.Name {
+				return jobframework.PodIndex{Label: p.Annotations[awutils.PodSetAnnotationTASPodIndexLabel],
+					SubGroupLabel: p.Annotations[awutils.PodSetAnnotationTASSubGroupIndexLabel]}
+			}
+			n++
+		}
+	}
+	return jobframework.PodIndex{}
+}
 
 // New wraps obj, which must be an *awv1beta2.AppWrapper (a new one when
 // nil).
@@ -175,10 +199,11 @@ func (j *AppWrapper) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
 				return fmt.Errorf("the admission has no PodSet %s (pod set %d of component %d)", name, k, i)
 			}
 			comp.PodSetInfos[k] = awv1beta2.AppWrapperPodSetInfo{
-				Annotations:  info.Annotations,
-				Labels:       info.Labels,
-				NodeSelector: info.NodeSelector,
-				Tolerations:  info.Tolerations,
+				Annotations:     info.Annotations,
+				Labels:          info.Labels,
+				NodeSelector:    info.NodeSelector,
+				Tolerations:     info.Tolerations,
+				SchedulingGates: info.SchedulingGates,
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -40,7 +41,19 @@ var (
 	_ jobframework.Job                    = (*Job)(nil)
 	_ jobframework.JobWithReclaimablePods = (*Job)(nil)
 	_ jobframework.JobWithPodSelector     = (*Job)(nil)
+	_ jobframework.JobWithPodIndex        = (*Job)(nil)
+	_ jobframework.JobWithTemplatePaths   = (*Job)(nil)
 )
+
+// PodIndex: an Indexed Job's pods carry their completion index.
+func (j *Job) PodIndex(*kueue.PodSet) jobframework.PodIndex {
+	return jobframework.PodIndex{Label: batchv1.JobCompletionIndexAnnotation}
+}
+
+// TemplatePath is spec.template.
+func (j *Job) TemplatePath(kueue.PodSetReference) *field.Path {
+	return field.NewPath("spec", "template")
+}
 
 // New wraps obj, which must be a *batchv1.Job (a new one when nil).
 func New(obj client.Object) jobframework.Job {

@@ -9,6 +9,7 @@ package deployment
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -70,7 +71,9 @@ var queuePath = field.NewPath("metadata", "labels").Key(jobframework.QueueNameLa
 
 // ValidateCreate checks the Kuota labels.
 func (w *Webhook) ValidateCreate(_ context.Context, d *appsv1.Deployment) (admission.Warnings, error) {
-	return nil, result(d, jobframework.ValidateLabels(d))
+	errs := jobframework.ValidateLabels(d)
+	errs = append(errs, validateTopology(nil, d)...)
+	return nil, result(d, errs)
 }
 
 // ValidateUpdate checks the Kuota labels; the queue name cannot be removed,
@@ -82,12 +85,26 @@ func (w *Webhook) ValidateUpdate(_ context.Context, oldD, newD *appsv1.Deploymen
 		errs = append(errs, field.Forbidden(queuePath, fmt.Sprintf("cannot change from %q while the Deployment's pods are admitted", oldQ)))
 	}
 	errs = append(errs, jobframework.ValidatePriorityClassChange(oldD, newD)...)
+	errs = append(errs, validateTopology(oldD, newD)...)
 	return nil, result(newD, errs)
 }
 
 // ValidateDelete allows every deletion.
 func (w *Webhook) ValidateDelete(context.Context, *appsv1.Deployment) (admission.Warnings, error) {
 	return nil, nil
+}
+
+var templateAnnotationsPath = field.NewPath("spec", "template", "metadata", "annotations")
+
+// validateTopology checks the template's topology annotations for PodSets
+// of one pod (each pod is its own Workload); on update only when they
+// changed.
+func validateTopology(oldD, newD *appsv1.Deployment) field.ErrorList {
+	a := jobframework.TopologyAnnotations(newD.Spec.Template.Annotations)
+	if a == nil || (oldD != nil && maps.Equal(jobframework.TopologyAnnotations(oldD.Spec.Template.Annotations), a)) {
+		return nil
+	}
+	return jobframework.ValidateTopologyAnnotations(a, 1, templateAnnotationsPath)
 }
 
 func result(d *appsv1.Deployment, errs field.ErrorList) error {

@@ -2,6 +2,7 @@ package deployment
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -41,5 +42,15 @@ func TestDefaultMarksManagedDeploymentsOnly(t *testing.T) {
 	moved.Labels[jobframework.QueueNameLabel] = "other"
 	if _, err := w.ValidateUpdate(context.Background(), ready, moved); err == nil {
 		t.Error("the queue of a Deployment with ready pods cannot change")
+	}
+}
+
+func TestWebhookChecksTheTemplatesTopologyAnnotations(t *testing.T) {
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}}
+	d.Spec.Template.Annotations = map[string]string{jobframework.PodSetSliceRequiredTopologyAnnotation: "example.com/rack",
+		jobframework.PodSetSliceSizeAnnotation: "2"}
+	_, err := (&Webhook{}).ValidateCreate(context.Background(), d)
+	if err == nil || !strings.Contains(err.Error(), "spec.template.metadata.annotations[kueue.x-k8s.io/podset-slice-size]") {
+		t.Fatalf("a slice of 2 for pods queued one by one: %v, want an error naming the annotation", err)
 	}
 }

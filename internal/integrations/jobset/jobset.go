@@ -12,10 +12,12 @@ package jobset
 import (
 	"fmt"
 
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -37,7 +39,29 @@ var (
 	_ jobframework.Job                    = (*JobSet)(nil)
 	_ jobframework.JobWithReclaimablePods = (*JobSet)(nil)
 	_ jobframework.JobWithPodSelector     = (*JobSet)(nil)
+	_ jobframework.JobWithPodIndex        = (*JobSet)(nil)
+	_ jobframework.JobWithTemplatePaths   = (*JobSet)(nil)
 )
+
+// PodIndex: a replicated job's pods carry their completion index within
+// their Job, and the index of their Job among the replicas.
+func (j *JobSet) PodIndex(ps *kueue.PodSet) jobframework.PodIndex {
+	ix := jobframework.PodIndex{Label: batchv1.JobCompletionIndexAnnotation, SubGroupLabel: jobsetapi.JobIndexKey}
+	if rj := j.replicatedJob(ps.Name); rj != nil {
+		ix.SubGroupCount = ptr.To(rj.Replicas)
+	}
+	return ix
+}
+
+// TemplatePath is the replicated job's pod template.
+func (j *JobSet) TemplatePath(name kueue.PodSetReference) *field.Path {
+	for i := range j.js.Spec.ReplicatedJobs {
+		if j.js.Spec.ReplicatedJobs[i].Name == string(name) {
+			return field.NewPath("spec", "replicatedJobs").Index(i).Child("template", "spec", "template")
+		}
+	}
+	return nil
+}
 
 // New wraps obj, which must be a *jobsetapi.JobSet (a new one when nil).
 func New(obj client.Object) jobframework.Job {

@@ -80,7 +80,30 @@ type kindInfo struct {
 // Job is one Kubeflow job seen through the jobframework contract.
 type Job struct{ src source }
 
-var _ jobframework.JobWithSuspendField = (*Job)(nil)
+var (
+	_ jobframework.JobWithSuspendField  = (*Job)(nil)
+	_ jobframework.JobWithPodIndex      = (*Job)(nil)
+	_ jobframework.JobWithTemplatePaths = (*Job)(nil)
+)
+
+// replicaIndexLabel carries a pod's index within its replica type (the
+// training operator's and the MPI operator's label).
+const replicaIndexLabel = "training.kubeflow.org/replica-index"
+
+// PodIndex: the operators label each pod with its replica index.
+func (j *Job) PodIndex(*kueue.PodSet) jobframework.PodIndex {
+	return jobframework.PodIndex{Label: replicaIndexLabel}
+}
+
+// TemplatePath is the replica type's pod template.
+func (j *Job) TemplatePath(name kueue.PodSetReference) *field.Path {
+	for _, r := range j.src.replicas() {
+		if podSetName(r.typ) == name {
+			return j.src.kind().specsPath.Key(r.typ).Child("template")
+		}
+	}
+	return nil
+}
 
 // Object returns the job object.
 func (j *Job) Object() client.Object { return j.src.object() }

@@ -11,11 +11,13 @@ package leaderworkerset
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -67,14 +69,63 @@ func replicas(lws *lwsv1.LeaderWorkerSet) int32 { return ptr.Deref(lws.Spec.Repl
 func PodSets(lws *lwsv1.LeaderWorkerSet) []kueue.PodSet {
 	t := &lws.Spec.LeaderWorkerTemplate
 	if t.LeaderTemplate == nil {
-		return []kueue.PodSet{{Name: kueue.DefaultPodSetName, Count: size(lws),
-			Template: corev1.PodTemplateSpec{Spec: *t.WorkerTemplate.Spec.DeepCopy()}}}
+		return []kueue.PodSet{{Name: kueue.DefaultPodSetName, Count: size(lws), Template: podSetTemplate(&t.WorkerTemplate)}}
 	}
-	sets := []kueue.PodSet{{Name: LeaderPodSet, Count: 1, Template: corev1.PodTemplateSpec{Spec: *t.LeaderTemplate.Spec.DeepCopy()}}}
+	sets := []kueue.PodSet{{Name: LeaderPodSet, Count: 1, Template: podSetTemplate(t.LeaderTemplate)}}
 	if n := size(lws) - 1; n > 0 {
-		sets = append(sets, kueue.PodSet{Name: WorkerPodSet, Count: n, Template: corev1.PodTemplateSpec{Spec: *t.WorkerTemplate.Spec.DeepCopy()}})
+		sets = append(sets, kueue.PodSet{Name: WorkerPodSet, Count: n, Template: podSetTemplate(&t.WorkerTemplate)})
 	}
 	return sets
+}
+
+// podSetTemplate is a PodSet's template: the pod spec, and the annotations
+// that ask for a topology-aware placement.
+func podSetTemplate(t *corev1.PodTemplateSpec) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: jobframework.TopologyAnnotations(t.Annotations)},
+		Spec: *t.Spec.DeepCopy()}
+}
+
+// podIndex: every pod of a group carries its index in the group (the
+// leader 0) in the worker-index label; a worker PodSet's pods start at 1
+// (the pod-index-offset annotation defaultPod puts on them).
+func podIndex(*kueue.PodSet) jobframework.PodIndex {
+	return jobframework.PodIndex{Label: lwsv1.WorkerIndexLabelKey}
+}
+
+// templatePaths are the leader's and the workers' templates, for errors.
+var (
+	leaderTemplatePath = field.NewPath("spec", "leaderWorkerTemplate", "leaderTemplate")
+	workerTemplatePath = field.NewPath("spec", "leaderWorkerTemplate", "workerTemplate")
+)
+
+// validateTopology checks the topology annotations of the templates whose
+// annotations are new.
+func validateTopology(oldL, newL *lwsv1.LeaderWorkerSet) field.ErrorList {
+	var errs field.ErrorList
+	for _, ps := range PodSets(newL) {
+		path := workerTemplatePath
+		if ps.Name == LeaderPodSet {
+			path = leaderTemplatePath
+		}
+		if oldL != nil && sameTopology(oldL, ps) {
+			continue
+		}
+		if ps.Template.Annotations != nil {
+			errs = append(errs, jobframework.ValidateTopologyAnnotations(ps.Template.Annotations, ps.Count, path.Child("metadata", "annotations"))...)
+		}
+	}
+	return errs
+}
+
+// sameTopology reports whether old has the PodSet with the same count and
+// topology annotations.
+func sameTopology(old *lwsv1.LeaderWorkerSet, ps kueue.PodSet) bool {
+	for _, o := range PodSets(old) {
+		if o.Name == ps.Name {
+			return o.Count == ps.Count && maps.Equal(o.Template.Annotations, ps.Template.Annotations)
+		}
+	}
+	return false
 }
 
 // +kubebuilder:webhook:path=/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset,mutating=true,failurePolicy=fail,sideEffects=None,groups=leaderworkerset.x-k8s.io,resources=leaderworkersets,verbs=create;update,versions=v1,name=mleaderworkerset.kb.io,admissionReviewVersions=v1
@@ -118,7 +169,9 @@ var labelsPath = field.NewPath("metadata", "labels")
 
 // ValidateCreate checks the Kuota labels.
 func (w *Webhook) ValidateCreate(_ context.Context, lws *lwsv1.LeaderWorkerSet) (admission.Warnings, error) {
-	return nil, result(lws, jobframework.ValidateLabels(lws))
+	errs := jobframework.ValidateLabels(lws)
+	errs = append(errs, validateTopology(nil, lws)...)
+	return nil, result(lws, errs)
 }
 
 // ValidateUpdate keeps the queue name fixed and the priority class.
@@ -128,6 +181,7 @@ func (w *Webhook) ValidateUpdate(_ context.Context, oldL, newL *lwsv1.LeaderWork
 		errs = append(errs, field.Forbidden(labelsPath.Key(jobframework.QueueNameLabel), fmt.Sprintf("cannot change (was %q)", o)))
 	}
 	errs = append(errs, jobframework.ValidatePriorityClassChange(oldL, newL)...)
+	errs = append(errs, validateTopology(oldL, newL)...)
 	return nil, result(newL, errs)
 }
 
@@ -177,6 +231,10 @@ func defaultPod(ctx context.Context, r client.Reader, p *corev1.Pod) (bool, erro
 		}
 	}
 	p.Annotations[jobframework.RoleHashAnnotation] = string(role)
+	if role == WorkerPodSet {
+		// The workers' worker-index labels start at 1 (the leader is 0).
+		p.Annotations[jobframework.PodIndexOffsetAnnotation] = "1"
+	}
 	return true, nil
 }
 

@@ -96,7 +96,7 @@ func (r *Reconciler) reconcile(ctx context.Context, key types.NamespacedName) (c
 
 // create makes the Workload of group index, owned by the LeaderWorkerSet.
 func (r *Reconciler) create(ctx context.Context, lws *lwsv1.LeaderWorkerSet, name string, index int) error {
-	wl, err := jobframework.BuildWorkload(ctx, r.Client, lws, name, PodSets(lws), r.Options)
+	wl, err := jobframework.BuildWorkload(ctx, r.Client, lws, name, PodSets(lws), podIndex, r.Options)
 	if err != nil {
 		r.Ops.Recorder.Eventf(lws, corev1.EventTypeWarning, "ErrWorkloadCompose", "Cannot build the Workload of group %d: %v", index, err)
 		return err
@@ -127,7 +127,7 @@ func (r *Reconciler) update(ctx context.Context, lws *lwsv1.LeaderWorkerSet, wl 
 	if !wl.DeletionTimestamp.IsZero() || jobframework.IsFinished(wl) {
 		return nil
 	}
-	want, err := jobframework.BuildWorkload(ctx, r.Client, lws, wl.Name, PodSets(lws), r.Options)
+	want, err := jobframework.BuildWorkload(ctx, r.Client, lws, wl.Name, PodSets(lws), podIndex, r.Options)
 	if err != nil {
 		return nil //nolint:nilerr // an unresolved priority class keeps the Workload as it is
 	}

@@ -179,8 +179,7 @@ var errTooFewPods = errors.New("fewer runnable pods than the group's total count
 // total times.
 func (u *unit) podSets() ([]kueue.PodSet, error) {
 	if !u.group {
-		return []kueue.PodSet{{Name: kueue.DefaultPodSetName, Count: 1,
-			Template: corev1.PodTemplateSpec{Spec: *u.pods[0].Spec.DeepCopy()}}}, nil
+		return []kueue.PodSet{{Name: kueue.DefaultPodSetName, Count: 1, Template: podSetTemplate(&u.pods[0])}}, nil
 	}
 	total, err := u.total()
 	if err != nil {
@@ -195,8 +194,7 @@ func (u *unit) podSets() ([]kueue.PodSet, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []kueue.PodSet{{Name: kueue.PodSetReference(role), Count: total,
-			Template: corev1.PodTemplateSpec{Spec: *active[0].Spec.DeepCopy()}}}, nil
+		return []kueue.PodSet{{Name: kueue.PodSetReference(role), Count: total, Template: podSetTemplate(active[0])}}, nil
 	}
 	if int32(len(active)) < total {
 		return nil, errTooFewPods
@@ -211,14 +209,31 @@ func (u *unit) podSets() ([]kueue.PodSet, error) {
 			sets[i].Count++
 			continue
 		}
-		sets = append(sets, kueue.PodSet{Name: kueue.PodSetReference(role), Count: 1,
-			Template: corev1.PodTemplateSpec{Spec: *p.Spec.DeepCopy()}})
+		sets = append(sets, kueue.PodSet{Name: kueue.PodSetReference(role), Count: 1, Template: podSetTemplate(p)})
 	}
 	if len(sets) > maxRoles {
 		return nil, fmt.Errorf("group %s has %d roles (pods of different shapes); a group has at most %d", u.name, len(sets), maxRoles)
 	}
 	slices.SortFunc(sets, func(a, b kueue.PodSet) int { return cmp.Compare(a.Name, b.Name) })
 	return sets, nil
+}
+
+// podSetTemplate is the pod template of a PodSet, from one of its pods:
+// the pod's spec and, of its annotations, those that ask for a
+// topology-aware placement and the one naming its pods' index label.
+func podSetTemplate(p *corev1.Pod) corev1.PodTemplateSpec {
+	t := corev1.PodTemplateSpec{Spec: *p.Spec.DeepCopy()}
+	t.Annotations = jobframework.TopologyAnnotations(p.Annotations)
+	if v, ok := p.Annotations[jobframework.PodGroupPodIndexLabelAnnotation]; ok && t.Annotations != nil {
+		t.Annotations[jobframework.PodGroupPodIndexLabelAnnotation] = v
+	}
+	return t
+}
+
+// podIndex gives the index label of a PodSet's pods: the one their
+// pod-group-pod-index-label annotation names.
+func podIndex(ps *kueue.PodSet) jobframework.PodIndex {
+	return jobframework.PodIndex{Label: ps.Template.Annotations[jobframework.PodGroupPodIndexLabelAnnotation]}
 }
 
 // excess are the runnable pods beyond the total count, newest and gated
@@ -456,14 +471,22 @@ func (u *unit) infoFor(p *corev1.Pod, infos []jobframework.PodSetInfo) (*jobfram
 }
 
 // applyAdmission injects an admission into a gated pod (node selector,
-// tolerations, labels, annotations) and lifts the gate.
+// tolerations, labels, annotations) and lifts the admission gate. A pod's
+// gates can only be removed once it exists: it keeps those it was created
+// with, and loses the topology gate too unless the admission placed its
+// PodSet on a topology (the topology ungater lifts it then).
 func applyAdmission(p *corev1.Pod, info *jobframework.PodSetInfo) error {
+	gates := slices.Clone(p.Spec.SchedulingGates)
 	t := corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}
 	if err := jobframework.ApplyToTemplate(&t, *info); err != nil {
 		return err
 	}
 	p.Labels, p.Annotations, p.Spec = t.Labels, t.Annotations, t.Spec
+	p.Spec.SchedulingGates = gates
 	jobframework.Ungate(p)
+	if !slices.ContainsFunc(info.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == jobframework.TopologyGate }) {
+		jobframework.RemoveGate(p, jobframework.TopologyGate)
+	}
 	return nil
 }
 

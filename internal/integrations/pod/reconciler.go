@@ -328,7 +328,7 @@ func (r *Reconciler) create(ctx context.Context, u *unit) error {
 		r.Ops.Recorder.Eventf(ref, corev1.EventTypeWarning, "ErrWorkloadCompose", "Cannot build the Workload: %v", err)
 		return nil
 	}
-	wl, err := jobframework.BuildWorkload(ctx, r.Client, ref, u.workloadName(), podSets, r.Options)
+	wl, err := jobframework.BuildWorkload(ctx, r.Client, ref, u.workloadName(), podSets, podIndex, r.Options)
 	if err != nil {
 		r.Ops.Recorder.Eventf(ref, corev1.EventTypeWarning, "ErrWorkloadCompose", "Cannot build the Workload: %v", err)
 		return err
@@ -474,7 +474,7 @@ func (r *Reconciler) replace(ctx context.Context, u *unit, wl *kueue.Workload) e
 // followPending copies a changed queue name or priority to a pending
 // Workload.
 func (r *Reconciler) followPending(ctx context.Context, u *unit, wl *kueue.Workload) (bool, error) {
-	want, err := jobframework.BuildWorkload(ctx, r.Client, u.ref(), wl.Name, wl.Spec.PodSets, r.Options)
+	want, err := jobframework.BuildWorkload(ctx, r.Client, u.ref(), wl.Name, slices.Clone(wl.Spec.PodSets), nil, r.Options)
 	if err != nil {
 		return false, nil //nolint:nilerr // a priority class that does not resolve keeps the Workload as it is
 	}

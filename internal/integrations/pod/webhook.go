@@ -84,7 +84,11 @@ func (w *Webhook) Default(ctx context.Context, p *corev1.Pod) error {
 	return manage(p)
 }
 
-// manage labels, gates and holds a pod; a group's pod gets its role.
+// manage labels, gates and holds a pod; a group's pod gets its role. A
+// pod that asks for a topology-aware placement also gets the topology
+// gate now: gates can only be added when a pod is created. The topology
+// ungater lifts it once the pod has its domain's node selector, or the
+// reconciler with the admission gate when the admission has no topology.
 func manage(p *corev1.Pod) error {
 	if p.Labels == nil {
 		p.Labels = map[string]string{}
@@ -92,6 +96,9 @@ func manage(p *corev1.Pod) error {
 	p.Labels[jobframework.ManagedLabel] = jobframework.ManagedLabelValue
 	controllerutil.AddFinalizer(p, jobframework.PodFinalizer)
 	jobframework.Gate(p)
+	if jobframework.AsksForTopology(p.Annotations) && !jobframework.HasTopologyGate(p) {
+		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: jobframework.TopologyGate})
+	}
 	if p.Labels[jobframework.PodGroupNameLabel] != "" && p.Annotations[jobframework.RoleHashAnnotation] == "" {
 		role, err := roleHash(&p.Spec)
 		if err != nil {
@@ -208,6 +215,9 @@ var (
 func (w *Webhook) ValidateCreate(ctx context.Context, p *corev1.Pod) (admission.Warnings, error) {
 	errs := validatePod(p)
 	_, parented := p.Annotations[jobframework.SuspendingParentAnnotation]
+	if managed(p) && !parented {
+		errs = append(errs, validateTopology(p)...)
+	}
 	if len(errs) == 0 && managed(p) && !parented && p.Labels[jobframework.PodGroupNameLabel] != "" {
 		errs = append(errs, w.agreesWithGroup(ctx, p)...)
 	}
@@ -291,6 +301,25 @@ func validatePod(p *corev1.Pod) field.ErrorList {
 		errs = append(errs, field.Invalid(labelsPath.Key(jobframework.PrebuiltWorkloadLabel), pb, "must equal the pod group's name"))
 	}
 	return errs
+}
+
+// validateTopology checks the topology annotations of a new pod, for a
+// PodSet of the group's total count (1 for a plain pod). A parent's pods
+// were checked on their parent's template.
+func validateTopology(p *corev1.Pod) field.ErrorList {
+	a := jobframework.TopologyAnnotations(p.Annotations)
+	if a == nil {
+		return nil
+	}
+	count := int32(1)
+	if p.Labels[jobframework.PodGroupNameLabel] != "" {
+		n, err := totalCount(p)
+		if err != nil {
+			return nil // validatePod reports the count
+		}
+		count = n
+	}
+	return jobframework.ValidateTopologyAnnotations(a, count, annotationsPath)
 }
 
 // agreesWithGroup refuses a new member whose queue name or total count

@@ -7,6 +7,7 @@ import (
 
 	sparkv1beta2 "github.com/kubeflow/spark-operator/v2/api/v1beta2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/ptr"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -82,6 +83,14 @@ func (a *Application) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error 
 		ps.Tolerations = appendNewTolerations(ps.Tolerations, info.Tolerations)
 		ps.Labels = merged(ps.Labels, info.Labels)
 		ps.Annotations = merged(ps.Annotations, info.Annotations)
+		if len(info.SchedulingGates) > 0 {
+			// Spark's own fields have no scheduling gates: the pod
+			// template does.
+			if ps.Template == nil {
+				ps.Template = &corev1.PodTemplateSpec{}
+			}
+			ps.Template.Spec.SchedulingGates = jobframework.AppendGates(ps.Template.Spec.SchedulingGates, info.SchedulingGates...)
+		}
 	}
 	a.app.Spec.Suspend = ptr.To(false)
 	return nil
@@ -126,8 +135,23 @@ func (a *Application) RestorePodSetsInfo(infos []jobframework.PodSetInfo) bool {
 		if !slices.EqualFunc(ps.Tolerations, tols, sameToleration) {
 			ps.Tolerations, changed = tols, true
 		}
+		changed = restoreGates(ps, info.SchedulingGates) || changed
 	}
 	return changed
+}
+
+// restoreGates puts the pod template's scheduling gates back (a template
+// made only to hold the admission's gates goes again); it reports whether
+// anything changed.
+func restoreGates(ps *sparkv1beta2.SparkPodSpec, gates []corev1.PodSchedulingGate) bool {
+	if ps.Template == nil || slices.Equal(ps.Template.Spec.SchedulingGates, gates) {
+		return false
+	}
+	ps.Template.Spec.SchedulingGates = slices.Clone(gates)
+	if equality.Semantic.DeepEqual(*ps.Template, corev1.PodTemplateSpec{}) {
+		ps.Template = nil
+	}
+	return true
 }
 
 // without is m less the entries base holds with the same value; nil when

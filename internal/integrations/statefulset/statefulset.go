@@ -15,6 +15,7 @@ package statefulset
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -98,7 +99,22 @@ var (
 
 // ValidateCreate checks the Kuota labels.
 func (w *Webhook) ValidateCreate(_ context.Context, s *appsv1.StatefulSet) (admission.Warnings, error) {
-	return nil, result(s, jobframework.ValidateLabels(s))
+	errs := jobframework.ValidateLabels(s)
+	errs = append(errs, validateTopology(nil, s)...)
+	return nil, result(s, errs)
+}
+
+var templateAnnotationsPath = field.NewPath("spec", "template", "metadata", "annotations")
+
+// validateTopology checks the template's topology annotations, on update
+// only when they changed: scaling (to zero, too) is never refused for
+// them.
+func validateTopology(oldS, newS *appsv1.StatefulSet) field.ErrorList {
+	a := jobframework.TopologyAnnotations(newS.Spec.Template.Annotations)
+	if a == nil || (oldS != nil && maps.Equal(jobframework.TopologyAnnotations(oldS.Spec.Template.Annotations), a)) {
+		return nil
+	}
+	return jobframework.ValidateTopologyAnnotations(a, replicas(newS), templateAnnotationsPath)
 }
 
 // ValidateUpdate keeps the queue name and the group name fixed: the group
@@ -114,6 +130,7 @@ func (w *Webhook) ValidateUpdate(_ context.Context, oldS, newS *appsv1.StatefulS
 		}
 	}
 	errs = append(errs, jobframework.ValidatePriorityClassChange(oldS, newS)...)
+	errs = append(errs, validateTopology(oldS, newS)...)
 	return nil, result(newS, errs)
 }
 
@@ -144,6 +161,10 @@ func defaultPod(ctx context.Context, r client.Reader, p *corev1.Pod) (bool, erro
 		p.Annotations = map[string]string{}
 	}
 	p.Annotations[jobframework.PodGroupTotalCountAnnotation] = strconv.Itoa(int(replicas(&s)))
+	if _, ok := p.Annotations[jobframework.PodGroupPodIndexLabelAnnotation]; !ok {
+		// A StatefulSet's pods carry their ordinal in this label.
+		p.Annotations[jobframework.PodGroupPodIndexLabelAnnotation] = appsv1.PodIndexLabel
+	}
 	return true, nil
 }
 

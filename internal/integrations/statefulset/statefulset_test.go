@@ -53,3 +53,33 @@ func TestDefaultMarksTheTemplateAndPodsGetTheReplicas(t *testing.T) {
 		t.Errorf("scaling is allowed: %v", err)
 	}
 }
+
+func TestPodsNameTheirIndexLabelAndTemplatesAreChecked(t *testing.T) {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db"}, Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](2)}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(s.DeepCopy()).Build()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db-0",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", Controller: ptr.To(true)}}}}
+	if _, err := defaultPod(context.Background(), c, p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Annotations[jobframework.PodGroupPodIndexLabelAnnotation] != appsv1.PodIndexLabel {
+		t.Errorf("pod annotations %v, want the pod index label named", p.Annotations)
+	}
+	s.Spec.Template.Annotations = map[string]string{jobframework.PodSetRequiredTopologyAnnotation: "example.com/rack",
+		jobframework.PodSetPreferredTopologyAnnotation: "example.com/block"}
+	w := &Webhook{}
+	if _, err := w.ValidateCreate(context.Background(), s); err == nil ||
+		!strings.Contains(err.Error(), "spec.template.metadata.annotations[kueue.x-k8s.io/podset-preferred-topology]") {
+		t.Fatalf("required and preferred together: %v, want an error naming the annotation", err)
+	}
+	// Scaling (to zero too) is never refused for the annotations.
+	s.Spec.Template.Annotations = map[string]string{jobframework.PodSetSliceRequiredTopologyAnnotation: "example.com/rack",
+		jobframework.PodSetSliceSizeAnnotation: "2"}
+	zero := s.DeepCopy()
+	zero.Spec.Replicas = ptr.To[int32](0)
+	if _, err := w.ValidateUpdate(context.Background(), s, zero); err != nil {
+		t.Errorf("scaling to zero: %v", err)
+	}
+}

@@ -40,6 +40,7 @@ var (
 	rjPatchPodMetaPath      = []string{"template", "spec", "template", "metadata"}
 	rjPatchNodeSelectorPath = []string{"template", "spec", "template", "spec", "nodeSelector"}
 	rjPatchTolerationsPath  = []string{"template", "spec", "template", "spec", "tolerations"}
+	rjPatchGatesPath        = []string{"template", "spec", "template", "spec", "schedulingGates"}
 )
 
 // Field paths inside one entry of status.conditions.

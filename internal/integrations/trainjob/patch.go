@@ -12,7 +12,8 @@ import (
 // RunWithPodSetsInfo writes the admission into Kuota's own entry of
 // spec.runtimePatches (manager kueue.x-k8s.io/manager): per replicated
 // job, the pod template's labels and annotations, the flavors' node
-// selector and the tolerations; then it lifts spec.suspend. The trainer
+// selector, the tolerations and the scheduling gates (the topology gate of
+// a topology-aware admission); then it lifts spec.suspend. The trainer
 // treats a patch's tolerations as a whole list, so the entry carries the
 // template's own tolerations too. The user's patches are left alone.
 func (t *TrainJob) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
@@ -95,6 +96,15 @@ func replicatedJobPatch(spec corev1.PodSpec, info jobframework.PodSetInfo) (map[
 			return nil, err
 		}
 		setNested(p, v, rjPatchTolerationsPath)
+	}
+	if len(info.SchedulingGates) > 0 {
+		// Like tolerations, a whole list: the template's gates too.
+		all := jobframework.AppendGates(slices.Clone(spec.SchedulingGates), info.SchedulingGates...)
+		gates := make([]any, 0, len(all))
+		for _, g := range all {
+			gates = append(gates, map[string]any{"name": g.Name})
+		}
+		setNested(p, gates, rjPatchGatesPath)
 	}
 	return p, nil
 }

@@ -17,11 +17,14 @@ import (
 	"context"
 	"errors"
 
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/jobframework"
@@ -57,7 +60,20 @@ var (
 	_ jobframework.Job                    = (*TrainJob)(nil)
 	_ jobframework.JobWithPrerequisites   = (*TrainJob)(nil)
 	_ jobframework.JobWithReclaimablePods = (*TrainJob)(nil)
+	_ jobframework.JobWithPodIndex        = (*TrainJob)(nil)
 )
+
+// PodIndex: the trainer runs a JobSet, whose pods carry their completion
+// index within their Job and their Job's index among the replicas.
+func (t *TrainJob) PodIndex(ps *kueue.PodSet) jobframework.PodIndex {
+	ix := jobframework.PodIndex{Label: batchv1.JobCompletionIndexAnnotation, SubGroupLabel: jobset.JobIndexKey}
+	for _, rj := range t.jobs {
+		if rj.Name == string(ps.Name) {
+			ix.SubGroupCount = ptr.To(rj.Replicas)
+		}
+	}
+	return ix
+}
 
 // New wraps obj, an *unstructured.Unstructured TrainJob (a new one when
 // nil). Its GVK is set, so that clients and caches know the kind.

@@ -14,9 +14,13 @@ import (
 // eligible reports whether a PodSet may use a flavor: the flavor's node
 // labels must agree with the PodSet's node selector and required node
 // affinity (only for keys the flavor defines), and the PodSet (or the flavor
-// itself) must tolerate the flavor's NoSchedule and NoExecute taints. When
-// not eligible it says why.
+// itself) must tolerate the flavor's NoSchedule and NoExecute taints; a
+// PodSet with a topology request needs a flavor with a topology. When not
+// eligible it says why.
 func eligible(ps *workload.PodSetShape, f *state.Flavor) (bool, string) {
+	if ps.Topology != nil && f.TopologyName == "" {
+		return false, fmt.Sprintf("flavor %s has no topology, the pod set asks for topology-aware placement", f.Name)
+	}
 	for key, want := range ps.NodeSelector {
 		if have, ok := f.NodeLabels[key]; ok && have != want {
 			return false, fmt.Sprintf("flavor %s doesn't match node selector %s=%s", f.Name, key, want)
@@ -39,31 +43,11 @@ func eligible(ps *workload.PodSetShape, f *state.Flavor) (bool, string) {
 
 func tolerated(taint *corev1.Taint, tolerations []corev1.Toleration) bool {
 	for i := range tolerations {
-		if tolerates(&tolerations[i], taint) {
+		if state.Tolerates(&tolerations[i], taint) {
 			return true
 		}
 	}
 	return false
-}
-
-// tolerates applies Kubernetes' toleration matching: an empty effect matches
-// every effect; an empty key with operator Exists matches every taint;
-// Exists ignores the value, Equal (the default) compares it.
-func tolerates(tol *corev1.Toleration, taint *corev1.Taint) bool {
-	if tol.Effect != "" && tol.Effect != taint.Effect {
-		return false
-	}
-	if tol.Key != "" && tol.Key != taint.Key {
-		return false
-	}
-	switch tol.Operator {
-	case corev1.TolerationOpExists:
-		return true
-	case corev1.TolerationOpEqual, "":
-		return tol.Key != "" && tol.Value == taint.Value
-	default:
-		return false
-	}
 }
 
 // affinityMatches evaluates required node affinity against a flavor's

@@ -96,6 +96,9 @@ type PodSetAssignment struct {
 	// Requests are the total requests of Count pods.
 	Requests resources.Requests
 	Mode     Mode
+	// Topology places the pods in topology domains when the flavor is a
+	// TAS flavor (set by the scheduling core at admission).
+	Topology *kueue.TopologyAssignment
 }
 
 // Assignment is the outcome for a workload.

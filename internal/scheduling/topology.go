@@ -1,0 +1,122 @@
+package scheduling
+
+import (
+	"fmt"
+	"slices"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
+	"github.com/kuota-dev/kuota/internal/tas"
+	"github.com/kuota-dev/kuota/internal/workload"
+)
+
+// TopologyPlacementFailed: the quota fits, but the pods of some PodSet fit
+// in no set of topology domains the request allows.
+const TopologyPlacementFailed Reason = "TopologyPlacementFailed"
+
+// placeTopology places, for an assignment that fits by quota, every PodSet
+// assigned a TAS flavor in that flavor's topology, on the cycle's working
+// trees (what earlier admissions of the cycle took is gone from them). A
+// PodSet without a topology request on a TAS flavor is placed anywhere its
+// pods fit. On success the assignment carries the placements (in a copy
+// of its PodSets) and the trees lose their capacity, for the admission
+// that follows; otherwise the message says which PodSet did not fit and
+// why. (A failure after an earlier PodSet of the same workload was placed
+// leaves that PodSet's pods in the cycle's tree: later workloads of the
+// cycle see less capacity than there is, never more.)
+func (c *cycle) placeTopology(w *workload.Info, asg *flavors.Assignment) (string, bool) {
+	if len(c.snap.Topologies) == 0 && len(c.snap.TopologyErrors) == 0 {
+		return "", true
+	}
+	cloned := false
+	podSets := asg.PodSets
+	for i := range podSets {
+		ps := &podSets[i]
+		flavor, ok := topologyFlavor(c, ps)
+		if !ok {
+			continue
+		}
+		if msg, bad := c.snap.TopologyErrors[flavor]; bad {
+			return fmt.Sprintf("pod set %s: flavor %s: %s", ps.Name, flavor, msg), false
+		}
+		shape := shapeOf(w.Shape, ps.Name)
+		if shape == nil {
+			continue
+		}
+		req := topologyRequest(shape, ps.Count)
+		ta, why := c.workTree(flavor).Place(req)
+		if ta == nil {
+			return fmt.Sprintf("pod set %s: flavor %s: %s", ps.Name, flavor, why), false
+		}
+		if !cloned {
+			podSets, cloned = slices.Clone(podSets), true
+			ps = &podSets[i]
+		}
+		ps.Topology = ta
+		// Later PodSets (and workloads) of the cycle see these pods.
+		c.workTree(flavor).Use(ta, shape.PerPod)
+	}
+	asg.PodSets = podSets
+	return "", true
+}
+
+// topologyFlavor returns the TAS flavor a PodSet was assigned, if any.
+func topologyFlavor(c *cycle, ps *flavors.PodSetAssignment) (kueue.ResourceFlavorReference, bool) {
+	for _, f := range ps.Flavors {
+		if _, ok := c.snap.Topologies[f]; ok {
+			return f, true
+		}
+		if _, ok := c.snap.TopologyErrors[f]; ok {
+			return f, true
+		}
+	}
+	return "", false
+}
+
+// workTree returns the cycle's copy of a flavor's tree, cloned at first use.
+func (c *cycle) workTree(flavor kueue.ResourceFlavorReference) *tas.Tree {
+	if t, ok := c.topologies[flavor]; ok {
+		return t
+	}
+	if c.topologies == nil {
+		c.topologies = map[kueue.ResourceFlavorReference]*tas.Tree{}
+	}
+	t := c.snap.Topologies[flavor].Clone()
+	c.topologies[flavor] = t
+	return t
+}
+
+func shapeOf(s *workload.Shape, name kueue.PodSetReference) *workload.PodSetShape {
+	for i := range s.PodSets {
+		if s.PodSets[i].Name == name {
+			return &s.PodSets[i]
+		}
+	}
+	return nil
+}
+
+// topologyRequest converts a PodSet's request; without one (a TAS flavor
+// used by a PodSet that asked for nothing) the pods go anywhere they fit.
+func topologyRequest(shape *workload.PodSetShape, count int32) tas.Request {
+	req := tas.Request{Count: count, PerPod: shape.PerPod}
+	t := shape.Topology
+	if t == nil {
+		return req
+	}
+	if t.Required != nil {
+		req.Required = *t.Required
+	}
+	if t.Preferred != nil {
+		req.Preferred = *t.Preferred
+	}
+	switch {
+	case t.PodSetSliceRequiredTopology != nil && t.PodSetSliceSize != nil:
+		req.SliceLevel, req.SliceSize = *t.PodSetSliceRequiredTopology, *t.PodSetSliceSize
+	case len(t.PodsetSliceRequiredTopologyConstraints) > 0:
+		// The innermost layer is the tightest constraint on each slice;
+		// the outer layers are not enforced yet.
+		last := t.PodsetSliceRequiredTopologyConstraints[len(t.PodsetSliceRequiredTopologyConstraints)-1]
+		req.SliceLevel, req.SliceSize = last.Topology, last.Size
+	}
+	return req
+}

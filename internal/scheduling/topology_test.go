@@ -1,0 +1,175 @@
+package scheduling
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/resources"
+	"github.com/kuota-dev/kuota/internal/state"
+	"github.com/kuota-dev/kuota/internal/tas"
+	"github.com/kuota-dev/kuota/internal/workload"
+)
+
+const testRack = "example.com/rack"
+
+// tasCluster: flavor "tas" over topology rack -> hostname, racks a and b
+// of two 4-CPU nodes each; flavor "plain" without topology; ClusterQueue
+// "cq" with 100 CPUs of the flavors named.
+func tasCluster(t *testing.T, flavorNames ...kueue.ResourceFlavorReference) *state.State {
+	t.Helper()
+	st := state.New()
+	st.SetFlavor(&state.Flavor{Name: "tas", NodeLabels: map[string]string{"pool": "tas"}, TopologyName: "topo"})
+	st.SetFlavor(&state.Flavor{Name: "plain"})
+	st.SetTopology("topo", []string{testRack, corev1.LabelHostname})
+	for _, n := range []struct{ name, rack string }{{"a1", "a"}, {"a2", "a"}, {"b1", "b"}, {"b2", "b"}} {
+		st.SetNode(&state.Node{Name: n.name, Schedulable: true,
+			Labels:      map[string]string{testRack: n.rack, corev1.LabelHostname: n.name, "pool": "tas"},
+			Allocatable: resources.Requests{corev1.ResourceCPU: 4000, corev1.ResourcePods: 110 * resources.One}})
+	}
+	st.SetTopologySynced()
+	var fq []kueue.FlavorQuotas
+	for _, f := range flavorNames {
+		fq = append(fq, kueue.FlavorQuotas{Name: f, Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse("100")}}})
+	}
+	cq, err := state.NewClusterQueue(&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq"}, Spec: kueue.ClusterQueueSpec{
+		NamespaceSelector: &metav1.LabelSelector{},
+		ResourceGroups:    []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU}, Flavors: fq}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.SetClusterQueue(cq)
+	st.SetNamespace("default", map[string]string{corev1.LabelMetadataName: "default"})
+	return st
+}
+
+func tasWorkload(name string, pods int32, topo *kueue.PodSetTopologyRequest, at int64) *workload.Info {
+	perPod := resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: resources.One}
+	shape := workload.NewShape([]workload.PodSetShape{{Name: "main", Count: pods, PerPod: perPod, Topology: topo}})
+	return &workload.Info{Key: types.NamespacedName{Namespace: "default", Name: name}, UID: types.UID(name), ClusterQueue: "cq",
+		QueueOrderTime: at, Shape: shape}
+}
+
+func decideOne(t *testing.T, st *state.State, ws ...*workload.Info) map[string]Decision {
+	t.Helper()
+	res := Decide(st.Snapshot(), []workload.Queue{{ClusterQueue: "cq", Workloads: ws}}, Options{})
+	out := map[string]Decision{}
+	for _, d := range res.AllDecisions() {
+		out[d.Workload.Key.Name] = d
+	}
+	return out
+}
+
+func placement(t *testing.T, d Decision) []tas.Domain {
+	t.Helper()
+	if !d.Admit {
+		t.Fatalf("%s not admitted: %s %s", d.Workload.Key.Name, d.Reason, d.Explain())
+	}
+	ta := AdmissionOf("cq", d.Assignment).PodSetAssignments[0].TopologyAssignment
+	if ta == nil {
+		t.Fatalf("%s admitted without a topology assignment", d.Workload.Key.Name)
+	}
+	doms, err := tas.Domains(ta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doms
+}
+
+// Pods asking for one rack land in one rack; the next workload of the
+// cycle sees what the first took, and one that no rack can hold waits
+// with TopologyPlacementFailed although the quota is free.
+func TestDecidePlacesByTopology(t *testing.T) {
+	st := tasCluster(t, "tas")
+	rack := &kueue.PodSetTopologyRequest{Required: ptr.To(testRack)}
+	got := decideOne(t, st, tasWorkload("first", 6, rack, 1), tasWorkload("second", 6, rack, 2), tasWorkload("third", 3, rack, 3))
+	for _, name := range []string{"first", "second"} {
+		total, racks := int32(0), map[string]bool{}
+		for _, d := range placement(t, got[name]) {
+			total += d.Count
+			racks[d.Values[0][:1]] = true // the assignment names hosts (a1, b2): their rack is the first letter
+		}
+		if total != 6 || len(racks) != 1 {
+			t.Fatalf("%s: want 6 pods in one rack, got %v", name, placement(t, got[name]))
+		}
+	}
+	third := got["third"]
+	if third.Admit || third.Reason != TopologyPlacementFailed {
+		t.Fatalf("third: 2 CPUs are left per rack, want TopologyPlacementFailed, got admit=%v %s", third.Admit, third.Reason)
+	}
+	if third.Reason.ConditionReason() != "TopologyPlacementFailed" || third.Explain() == "" {
+		t.Fatalf("third: condition reason %q, message %q", third.Reason.ConditionReason(), third.Explain())
+	}
+}
+
+// A workload admitted earlier holds its domains: its assignment is taken
+// from the tree the next cycle places on.
+func TestDecideCountsAdmittedPlacements(t *testing.T) {
+	st := tasCluster(t, "tas")
+	rack := &kueue.PodSetTopologyRequest{Required: ptr.To(testRack)}
+	d := decideOne(t, st, tasWorkload("first", 7, rack, 1))["first"]
+	adm := AdmissionOf("cq", d.Assignment)
+	a := &state.Admitted{Key: d.Workload.Key, ClusterQueue: "cq", Usage: d.Assignment.Usage,
+		Topology: []state.TopologyUse{{Flavor: "tas", Assignment: adm.PodSetAssignments[0].TopologyAssignment,
+			PerPod: resources.Requests{corev1.ResourceCPU: 1000}}}}
+	if err := st.Assume(a); err != nil {
+		t.Fatal(err)
+	}
+	if got := decideOne(t, st, tasWorkload("second", 7, rack, 2))["second"]; !got.Admit {
+		t.Fatalf("the other rack is free: %s", got.Explain())
+	}
+	if got := decideOne(t, st, tasWorkload("second", 7, rack, 2), tasWorkload("third", 7, rack, 3))["third"]; got.Admit {
+		t.Fatal("both racks are taken")
+	}
+}
+
+// A PodSet with a topology request may not use a flavor without one; a
+// PodSet without a request on a TAS flavor is placed anywhere it fits.
+func TestDecideTopologyFlavorEligibility(t *testing.T) {
+	st := tasCluster(t, "plain", "tas")
+	got := decideOne(t, st, tasWorkload("topo", 2, &kueue.PodSetTopologyRequest{Required: ptr.To(testRack)}, 1))["topo"]
+	if !got.Admit || got.Assignment.PodSets[0].Flavors[corev1.ResourceCPU] != "tas" {
+		t.Fatalf("the topology request skips flavor plain: %+v %s", got.Assignment, got.Explain())
+	}
+	st = tasCluster(t, "tas")
+	plain := decideOne(t, st, tasWorkload("anywhere", 16, nil, 1))["anywhere"]
+	total := int32(0)
+	for _, d := range placement(t, plain) {
+		total += d.Count
+	}
+	if total != 16 {
+		t.Fatalf("16 pods over the 4 nodes, got %v", placement(t, plain))
+	}
+	if over := decideOne(t, st, tasWorkload("too-many", 17, nil, 1))["too-many"]; over.Admit || over.Reason != TopologyPlacementFailed {
+		t.Fatalf("17 one-CPU pods do not fit on 16 CPUs of nodes though the quota is 100: %v %s", over.Admit, over.Reason)
+	}
+	st = tasCluster(t, "plain")
+	if got := decideOne(t, st, tasWorkload("topo", 2, &kueue.PodSetTopologyRequest{Required: ptr.To(testRack)}, 1))["topo"]; got.Admit ||
+		got.Reason != NoMatchingFlavor {
+		t.Fatalf("no flavor with a topology: want NoMatchingFlavor, got %v %s", got.Admit, got.Reason)
+	}
+}
+
+// Until the nodes are listed nothing is placed by topology.
+func TestDecideWaitsForNodes(t *testing.T) {
+	st := state.New()
+	st.SetFlavor(&state.Flavor{Name: "tas", TopologyName: "topo"})
+	st.SetTopology("topo", []string{testRack})
+	cq, _ := state.NewClusterQueue(&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq"}, Spec: kueue.ClusterQueueSpec{
+		NamespaceSelector: &metav1.LabelSelector{},
+		ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU}, Flavors: []kueue.FlavorQuotas{{
+			Name: "tas", Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse("10")}}}}}},
+	}})
+	st.SetClusterQueue(cq)
+	st.SetNamespace("default", nil)
+	got := decideOne(t, st, tasWorkload("w", 1, nil, 1))["w"]
+	if got.Admit || got.Reason != TopologyPlacementFailed {
+		t.Fatalf("want TopologyPlacementFailed before the nodes are listed, got %v %s", got.Admit, got.Reason)
+	}
+}

@@ -1,0 +1,303 @@
+package state
+
+import (
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/resources"
+	"github.com/kuota-dev/kuota/internal/tas"
+)
+
+// Topology-aware scheduling (TAS) state: the Topologies, the nodes that
+// may host a TAS flavor's pods, and what pods Kuota did not place take of
+// each node. A snapshot turns them, with the topology assignments of the
+// admitted workloads, into one free-capacity tree per TAS flavor
+// (Snapshot.Topologies). Clusters without a TAS flavor pay nothing: no
+// tree is built and the manager does not watch nodes or pods for it.
+
+// TopologyUse is the capacity an admitted PodSet takes in its flavor's
+// topology: PerPod times the pod count of each domain of Assignment.
+type TopologyUse struct {
+	Flavor     kueue.ResourceFlavorReference
+	Assignment *kueue.TopologyAssignment
+	PerPod     resources.Requests
+}
+
+// Node is what TAS reads of a node.
+type Node struct {
+	Name        string
+	Labels      map[string]string
+	Allocatable resources.Requests
+	Taints      []corev1.Taint
+	// Schedulable is false for a node that is not Ready or is cordoned.
+	Schedulable bool
+}
+
+// podUse is one pod's requests on its node.
+type podUse struct {
+	node     string
+	requests resources.Requests
+}
+
+// tasState is the TAS part of State.
+type tasState struct {
+	topologies map[kueue.TopologyReference][]string
+	nodes      map[string]*Node
+	pods       map[types.NamespacedName]podUse
+	// used sums the pods' requests per node.
+	used map[string]resources.Requests
+	// version changes with the nodes, pods, Topologies and listing;
+	// bases holds the trees of nodes less pods built at baseAt (and the
+	// flavors' version then). uses changes with the admissions' topology
+	// assignments; trees holds bases less those, built at treesAt.
+	version, baseAt, baseFlavors uint64
+	uses, treesAt                uint64
+	bases, trees                 map[kueue.ResourceFlavorReference]*tas.Tree
+	treeErrs                     map[kueue.ResourceFlavorReference]string
+	// holders are the admissions that take topology capacity.
+	holders map[types.NamespacedName]*Admitted
+	// synced is set once the nodes and pods were listed.
+	synced bool
+}
+
+func newTASState() tasState {
+	return tasState{
+		topologies: map[kueue.TopologyReference][]string{},
+		nodes:      map[string]*Node{},
+		pods:       map[types.NamespacedName]podUse{},
+		used:       map[string]resources.Requests{},
+		holders:    map[types.NamespacedName]*Admitted{},
+		baseAt:     ^uint64(0),
+	}
+}
+
+// SetTopology records a Topology's levels (node label keys, widest first).
+func (s *State) SetTopology(name kueue.TopologyReference, levels []string) {
+	if slices.Equal(s.tas.topologies[name], levels) {
+		return
+	}
+	_, known := s.tas.topologies[name]
+	s.tas.topologies[name] = slices.Clone(levels)
+	s.tas.version++
+	if !known {
+		s.inactive = nil
+	}
+}
+
+// DeleteTopology forgets a Topology.
+func (s *State) DeleteTopology(name kueue.TopologyReference) {
+	if _, ok := s.tas.topologies[name]; !ok {
+		return
+	}
+	delete(s.tas.topologies, name)
+	s.tas.version++
+	s.inactive = nil
+}
+
+// SetNode records a node.
+func (s *State) SetNode(n *Node) {
+	s.tas.nodes[n.Name] = n
+	s.tas.version++
+}
+
+// DeleteNode forgets a node.
+func (s *State) DeleteNode(name string) {
+	if _, ok := s.tas.nodes[name]; ok {
+		delete(s.tas.nodes, name)
+		s.tas.version++
+	}
+}
+
+// SetPodUsage records what a running pod that Kuota did not place by
+// topology takes of its node. An empty node or nil requests forget it.
+func (s *State) SetPodUsage(key types.NamespacedName, node string, requests resources.Requests) {
+	if prev, ok := s.tas.pods[key]; ok {
+		if prev.node == node && maps.Equal(prev.requests, requests) {
+			return
+		}
+		s.subPod(prev)
+		delete(s.tas.pods, key)
+	}
+	if node != "" && len(requests) > 0 {
+		u := podUse{node: node, requests: requests}
+		s.tas.pods[key] = u
+		used := s.tas.used[node]
+		if used == nil {
+			used = resources.Requests{}
+			s.tas.used[node] = used
+		}
+		used.Add(requests)
+	}
+	s.tas.version++
+}
+
+// DeletePodUsage forgets a pod.
+func (s *State) DeletePodUsage(key types.NamespacedName) {
+	if prev, ok := s.tas.pods[key]; ok {
+		s.subPod(prev)
+		delete(s.tas.pods, key)
+		s.tas.version++
+	}
+}
+
+func (s *State) subPod(u podUse) {
+	used := s.tas.used[u.node]
+	for r, q := range u.requests {
+		used[r] = resources.Sub(used[r], q)
+		if used[r] <= 0 {
+			delete(used, r)
+		}
+	}
+	if len(used) == 0 {
+		delete(s.tas.used, u.node)
+	}
+}
+
+// SetTopologySynced records that the nodes and pods were listed; until
+// then no TAS flavor has capacity.
+func (s *State) SetTopologySynced() {
+	s.tas.synced = true
+	s.tas.version++
+}
+
+// HasTopologyFlavors reports whether some ResourceFlavor names a Topology.
+func (s *State) HasTopologyFlavors() bool {
+	for _, f := range s.flavors.m {
+		if f.TopologyName != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// topologyTrees returns the free-capacity tree of every TAS flavor whose
+// Topology exists, and for the others why there is none. Trees are built
+// again only after a change; callers clone before placing.
+func (s *State) topologyTrees() (map[kueue.ResourceFlavorReference]*tas.Tree, map[kueue.ResourceFlavorReference]string) {
+	if s.tas.baseAt != s.tas.version || s.tas.baseFlavors != s.flavors.version {
+		s.buildBases()
+	} else if s.tas.treesAt == s.tas.uses {
+		return s.tas.trees, s.tas.treeErrs
+	}
+	trees := make(map[kueue.ResourceFlavorReference]*tas.Tree, len(s.tas.bases))
+	for name, base := range s.tas.bases {
+		trees[name] = base.Clone()
+	}
+	for _, a := range s.tas.holders {
+		for _, u := range a.Topology {
+			if t := trees[u.Flavor]; t != nil && u.Assignment != nil {
+				t.Use(u.Assignment, u.PerPod)
+			}
+		}
+	}
+	s.tas.trees, s.tas.treesAt = trees, s.tas.uses
+	return trees, s.tas.treeErrs
+}
+
+// buildBases builds, for every TAS flavor, the tree of its nodes less the
+// pods placed without topology, or says why there is none.
+func (s *State) buildBases() {
+	bases := map[kueue.ResourceFlavorReference]*tas.Tree{}
+	errs := map[kueue.ResourceFlavorReference]string{}
+	for name, f := range s.flavors.m {
+		if f.TopologyName == "" {
+			continue
+		}
+		levels, ok := s.tas.topologies[f.TopologyName]
+		switch {
+		case !ok:
+			errs[name] = "Topology " + string(f.TopologyName) + " not found"
+			continue
+		case !s.tas.synced:
+			errs[name] = "the nodes and pods of the cluster are not listed yet"
+			continue
+		}
+		bases[name] = tas.NewTree(levels, s.flavorNodes(f))
+	}
+	s.tas.bases, s.tas.treeErrs = bases, errs
+	s.tas.baseAt, s.tas.baseFlavors = s.tas.version, s.flavors.version
+	s.tas.treesAt = s.tas.uses - 1 // the trees must be made again
+}
+
+// flavorNodes lists, by name, the schedulable nodes carrying the flavor's
+// node labels whose NoSchedule and NoExecute taints the flavor tolerates,
+// with what pods placed without topology leave free.
+func (s *State) flavorNodes(f *Flavor) []tas.Node {
+	names := slices.Sorted(maps.Keys(s.tas.nodes))
+	out := make([]tas.Node, 0, len(names))
+	for _, name := range names {
+		n := s.tas.nodes[name]
+		if !n.Schedulable || !matchesLabels(n.Labels, f.NodeLabels) || !tolerated(n.Taints, f.Tolerations) {
+			continue
+		}
+		free := n.Allocatable.Clone()
+		for r, q := range s.tas.used[name] {
+			if _, ok := free[r]; ok {
+				free[r] = max(0, resources.Sub(free[r], q))
+			}
+		}
+		out = append(out, tas.Node{Name: name, Labels: n.Labels, Free: free})
+	}
+	return out
+}
+
+func matchesLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func tolerated(taints []corev1.Taint, tolerations []corev1.Toleration) bool {
+	for i := range taints {
+		t := &taints[i]
+		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
+			continue
+		}
+		if !slices.ContainsFunc(tolerations, func(tol corev1.Toleration) bool { return Tolerates(&tol, t) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// setHolder records the admission of key (nil: none) for the topology
+// capacity it takes.
+func (s *State) setHolder(key types.NamespacedName, a *Admitted) {
+	_, held := s.tas.holders[key]
+	switch {
+	case a != nil && len(a.Topology) > 0:
+		s.tas.holders[key] = a
+	case held:
+		delete(s.tas.holders, key)
+	default:
+		return
+	}
+	s.tas.uses++
+}
+
+// Tolerates applies Kubernetes' toleration matching: an empty effect
+// matches every effect; an empty key with operator Exists matches every
+// taint; Exists ignores the value, Equal (the default) compares it.
+func Tolerates(tol *corev1.Toleration, taint *corev1.Taint) bool {
+	if tol.Effect != "" && tol.Effect != taint.Effect {
+		return false
+	}
+	if tol.Key != "" && tol.Key != taint.Key {
+		return false
+	}
+	switch tol.Operator {
+	case corev1.TolerationOpExists:
+		return true
+	case corev1.TolerationOpEqual, "":
+		return tol.Key != "" && tol.Value == taint.Value
+	default:
+		return false
+	}
+}

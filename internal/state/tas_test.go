@@ -1,0 +1,199 @@
+package state
+
+import (
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/kuota-dev/kuota/internal/resources"
+	"github.com/kuota-dev/kuota/internal/tas"
+)
+
+const rackLabel = "example.com/rack"
+
+func tasNode(name, rack string, cpuMilli int64) *Node {
+	return &Node{Name: name, Labels: map[string]string{rackLabel: rack, "pool": "tas"}, Schedulable: true,
+		Allocatable: resources.Requests{corev1.ResourceCPU: cpuMilli, corev1.ResourcePods: 110 * resources.One}}
+}
+
+// newTASTestState has flavor "f" on the nodes of pool=tas, topology "topo" by
+// rack, and two racks of two 4-CPU nodes each.
+func newTASTestState(t *testing.T) *State {
+	t.Helper()
+	s := New()
+	s.SetFlavor(&Flavor{Name: "f", NodeLabels: map[string]string{"pool": "tas"}, TopologyName: "topo"})
+	s.SetTopology("topo", []string{rackLabel})
+	for _, n := range []*Node{tasNode("a1", "a", 4000), tasNode("a2", "a", 4000), tasNode("b1", "b", 4000), tasNode("b2", "b", 4000)} {
+		s.SetNode(n)
+	}
+	s.SetTopologySynced()
+	return s
+}
+
+// fitsInOneRack reports whether n one-CPU pods fit in one rack of the
+// snapshot's tree.
+func fitsInOneRack(t *testing.T, snap *Snapshot, n int32) bool {
+	t.Helper()
+	tree := snap.Topologies["f"]
+	if tree == nil {
+		t.Fatalf("no tree for flavor f; errors: %v", snap.TopologyErrors)
+	}
+	a, _ := tree.Place(tas.Request{Count: n, PerPod: resources.Requests{corev1.ResourceCPU: 1000}, Required: rackLabel})
+	return a != nil
+}
+
+func TestTopologyTreeCountsNodesPodsAndAdmissions(t *testing.T) {
+	s := newTASTestState(t)
+	if !fitsInOneRack(t, s.Snapshot(), 8) {
+		t.Fatal("8 one-CPU pods should fit in a rack of two 4-CPU nodes")
+	}
+	// A pod placed without topology takes 1 CPU on a1, and one on b1.
+	s.SetPodUsage(types.NamespacedName{Namespace: "x", Name: "p1"}, "a1", resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: resources.One})
+	s.SetPodUsage(types.NamespacedName{Namespace: "x", Name: "p2"}, "b1", resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: resources.One})
+	if fitsInOneRack(t, s.Snapshot(), 8) {
+		t.Fatal("other pods' requests should leave 7 CPUs per rack")
+	}
+	if !fitsInOneRack(t, s.Snapshot(), 7) {
+		t.Fatal("7 pods should still fit in a rack")
+	}
+	// An admitted workload holds 3 pods on rack b.
+	a := admitted("w", "cq", 3000)
+	a.Topology = []TopologyUse{{Flavor: "f", PerPod: resources.Requests{corev1.ResourceCPU: 1000},
+		Assignment: tas.Encode([]string{rackLabel}, []tas.Domain{{Values: []string{"b"}, Count: 3}})}}
+	if err := s.Assume(a); err != nil {
+		t.Fatal(err)
+	}
+	snap := s.Snapshot()
+	if !fitsInOneRack(t, snap, 7) {
+		t.Fatal("rack a still has 7 free CPUs")
+	}
+	s.DeletePodUsage(types.NamespacedName{Namespace: "x", Name: "p1"})
+	if !fitsInOneRack(t, s.Snapshot(), 8) {
+		t.Fatal("the pod on a1 ended: rack a has 8 free CPUs")
+	}
+	if fitsInOneRack(t, snap, 8) {
+		t.Fatal("an earlier snapshot's tree must not change")
+	}
+	s.Forget(a.Key)
+	s.SetPodUsage(types.NamespacedName{Namespace: "x", Name: "p2"}, "", nil) // ended
+	if !fitsInOneRack(t, s.Snapshot(), 8) {
+		t.Fatal("everything released")
+	}
+}
+
+func TestTopologyTreeSkipsUnusableNodes(t *testing.T) {
+	s := newTASTestState(t)
+	cordoned := tasNode("a1", "a", 4000)
+	cordoned.Schedulable = false
+	s.SetNode(cordoned)
+	tainted := tasNode("a2", "a", 4000)
+	tainted.Taints = []corev1.Taint{{Key: "gpu", Value: "yes", Effect: corev1.TaintEffectNoSchedule}}
+	s.SetNode(tainted)
+	other := tasNode("b1", "b", 4000)
+	other.Labels = map[string]string{rackLabel: "b", "pool": "other"}
+	s.SetNode(other)
+	if !fitsInOneRack(t, s.Snapshot(), 1) {
+		t.Fatal("b2 is usable")
+	}
+	if fitsInOneRack(t, s.Snapshot(), 5) {
+		t.Fatal("only b2 (4 CPUs) is usable: a1 cordoned, a2 tainted, b1 not in the flavor's pool")
+	}
+	s.SetFlavor(&Flavor{Name: "f", NodeLabels: map[string]string{"pool": "tas"}, TopologyName: "topo",
+		Tolerations: []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpExists}}})
+	if !fitsInOneRack(t, s.Snapshot(), 4) || fitsInOneRack(t, s.Snapshot(), 5) {
+		t.Fatal("with the taint tolerated, a2 is usable: 4 per rack at most")
+	}
+}
+
+func TestTopologyNotListedOrMissing(t *testing.T) {
+	s := New()
+	s.SetFlavor(&Flavor{Name: "f", TopologyName: "topo"})
+	cq := testQueue("cq", "")
+	s.SetClusterQueue(cq)
+	snap := s.Snapshot()
+	if in, ok := snap.ClusterQueueInactive("cq"); !ok || in.Reason != InactiveTopologyNotFound {
+		t.Fatalf("a ClusterQueue whose flavor's Topology is missing is inactive with TopologyNotFound, got %+v %v", in, ok)
+	}
+	if snap.TopologyErrors["f"] == "" || snap.Topologies["f"] != nil {
+		t.Fatalf("no tree without the Topology: %v", snap.TopologyErrors)
+	}
+	s.SetTopology("topo", []string{rackLabel})
+	snap = s.Snapshot()
+	if _, ok := snap.ClusterQueueInactive("cq"); ok {
+		t.Fatal("the Topology exists: the ClusterQueue is active")
+	}
+	if snap.Topologies["f"] != nil {
+		t.Fatal("no capacity before the nodes and pods are listed")
+	}
+	s.SetTopologySynced()
+	if s.Snapshot().Topologies["f"] == nil {
+		t.Fatal("a tree once listed")
+	}
+	if !s.HasTopologyFlavors() {
+		t.Fatal("flavor f names a Topology")
+	}
+}
+
+func TestTolerates(t *testing.T) {
+	taint := &corev1.Taint{Key: "k", Value: "v", Effect: corev1.TaintEffectNoSchedule}
+	cases := []struct {
+		tol  corev1.Toleration
+		want bool
+	}{
+		{corev1.Toleration{Key: "k", Value: "v"}, true},
+		{corev1.Toleration{Key: "k", Value: "w"}, false},
+		{corev1.Toleration{Key: "k", Operator: corev1.TolerationOpExists}, true},
+		{corev1.Toleration{Operator: corev1.TolerationOpExists}, true},
+		{corev1.Toleration{Key: "k", Value: "v", Effect: corev1.TaintEffectNoExecute}, false},
+		{corev1.Toleration{Key: "k", Operator: "Bogus"}, false},
+	}
+	for _, c := range cases {
+		if got := Tolerates(ptr.To(c.tol), taint); got != c.want {
+			t.Errorf("%+v tolerates %+v: got %v, want %v", c.tol, taint, got, c.want)
+		}
+	}
+}
+
+// BenchmarkTopologySnapshot: a snapshot after one admission placed by
+// topology, with 1,000 nodes in 10 racks and 500 admitted workloads
+// holding topology capacity (the trees are rebuilt from the cached
+// node trees, less every holder's pods).
+func BenchmarkTopologySnapshot(b *testing.B) {
+	s := New()
+	s.SetFlavor(&Flavor{Name: "f", NodeLabels: map[string]string{"pool": "tas"}, TopologyName: "topo"})
+	s.SetTopology("topo", []string{rackLabel, corev1.LabelHostname})
+	for i := range 1000 {
+		n := tasNode(fmt.Sprintf("n%04d", i), fmt.Sprintf("r%d", i%10), 96000)
+		n.Labels[corev1.LabelHostname] = n.Name
+		s.SetNode(n)
+	}
+	s.SetTopologySynced()
+	perPod := resources.Requests{corev1.ResourceCPU: 1000}
+	hold := func(i int) *Admitted {
+		a := admitted(fmt.Sprintf("w%d", i), "cq", 4000)
+		a.Topology = []TopologyUse{{Flavor: "f", PerPod: perPod,
+			Assignment: tas.Encode([]string{corev1.LabelHostname}, []tas.Domain{{Values: []string{fmt.Sprintf("n%04d", i%1000)}, Count: 4}})}}
+		return a
+	}
+	for i := range 500 {
+		if err := s.Assume(hold(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s.Snapshot()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		a := hold(500 + i)
+		if err := s.Assume(a); err != nil {
+			b.Fatal(err)
+		}
+		if s.Snapshot().Topologies["f"] == nil {
+			b.Fatal("no tree")
+		}
+		s.Forget(a.Key)
+	}
+}
