@@ -248,7 +248,7 @@ func (p *plan) withCapacity(l int, lo, hi int32) []int32 {
 // encode turns the chosen lowest-level domains into an assignment, in name order.
 func (p *plan) encode() *kueue.TopologyAssignment {
 	slices.SortFunc(p.out, func(a, b leafCount) int { return cmp.Compare(a.leaf, b.leaf) })
-	levels := AssignmentLevels(p.t.levels)
+	levels := p.t.assignmentLevels()
 	skip := len(p.t.levels) - len(levels)
 	last := len(p.t.levels) - 1
 	domains := make([]Domain, 0, len(p.out))

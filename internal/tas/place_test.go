@@ -193,3 +193,29 @@ func TestAssignmentLevelsInPlacements(t *testing.T) {
 		t.Errorf("Levels: %v", got)
 	}
 }
+
+// Host names that repeat across racks (as on the fake nodes of Kueue's
+// scalability runner: node-0, node-1 in every rack) make assignments keep
+// every level, so that Use books the pods on the right rack's node.
+func TestRepeatedHostNamesKeepEveryLevel(t *testing.T) {
+	var nodes []Node
+	for _, r := range []string{"r1", "r2"} {
+		for _, h := range []string{"node-0", "node-1"} {
+			n := worker("b1", r, r+"-"+h, 2)
+			n.Labels[host] = h
+			nodes = append(nodes, n)
+		}
+	}
+	tree := NewTree(hostLevels, nodes)
+	a, why := tree.Place(Request{Count: 4, PerPod: oneCPU, Required: rack})
+	if a == nil {
+		t.Fatal(why)
+	}
+	if got := strings.Join(a.Levels, ","); got != strings.Join(hostLevels, ",") {
+		t.Fatalf("levels %s, want every level", got)
+	}
+	tree.Use(a, oneCPU)
+	if got := render(t, tree, Request{Count: 4, PerPod: oneCPU, Required: rack}); got != "b1/r2/node-0:2 b1/r2/node-1:2" {
+		t.Fatalf("after Use the other rack is free: %s", got)
+	}
+}

@@ -163,3 +163,17 @@ func (s *shape) values(l int, d int32) []string {
 	}
 	return out
 }
+
+// assignmentLevels returns the levels this tree's assignments store: only
+// the host name when the Topology ends with kubernetes.io/hostname and the
+// host names are unique in the tree, as Kueue does; all levels when some
+// host name repeats (Kueue's scalability runner names its fake nodes
+// node-0, node-1, ... in every rack), so that an assignment still names
+// each node without doubt and the pods' node selectors match one node.
+func (t *Tree) assignmentLevels() []string {
+	levels := AssignmentLevels(t.levels)
+	if last := len(t.levels) - 1; len(levels) < len(t.levels) && len(t.byLast) < len(t.doms[last]) {
+		return slices.Clone(t.levels)
+	}
+	return levels
+}
