@@ -11,7 +11,9 @@
 // workload sets run side by side: the k-th workload of a set (counting the
 // set's templates round-robin) is due at (k+1) x creationIntervalMs, the
 // cadence Kueue's generator follows, here on an absolute clock so that slow
-// creations do not shift later ones.
+// creations do not shift later ones. A scenario with a topology also
+// yields its cluster: a Topology, a ResourceFlavor following it, and the
+// nodes (cluster.go).
 package scenario
 
 import (
@@ -23,7 +25,9 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -33,9 +37,9 @@ import (
 type Config struct {
 	Cohorts []CohortSet `json:"cohorts"`
 	// Topology and ResourceFlavor are the topology-aware parts of Kueue's
-	// format (its "tas" scenario): read and checked, not created. Kuota
-	// does not schedule by topology yet, so such a scenario runs by quota;
-	// its Workloads still carry their topology requests (topology.go).
+	// format (its "tas" scenario): a scenario with a topology gets a
+	// Topology, a flavor following it and one node per leaf (cluster.go),
+	// and its Workloads carry their topology requests (topology.go).
 	Topology       *Topology       `json:"topology,omitempty"`
 	ResourceFlavor *ResourceFlavor `json:"resourceFlavor,omitempty"`
 }
@@ -128,6 +132,7 @@ func (c *Config) validate() error {
 	}
 	errs = append(errs, c.Topology.validate()...)
 	errs = append(errs, c.ResourceFlavor.validate()...)
+	errs = append(errs, c.validateTopologyFlavor()...)
 	for i, cs := range c.Cohorts {
 		at := fmt.Sprintf("cohorts[%d]", i)
 		if cs.ClassName == "" || cs.Count < 1 {
@@ -213,11 +218,27 @@ type Plan struct {
 	Queues  []Queue
 	// Workloads are ordered by Due.
 	Workloads []Workload
+	// Flavor is the scenario's own ResourceFlavor (a topology scenario's);
+	// nil: the ClusterQueues use a plain flavor the caller names
+	// (ResourceFlavor).
+	Flavor *kueue.ResourceFlavor
+	// Topology and Nodes are a topology scenario's cluster (nil: none).
+	Topology *kueue.Topology
+	Nodes    []corev1.Node
+}
+
+// ResourceFlavor returns a new copy of the flavor the plan's ClusterQueues
+// use: the plan's own, or else a plain one named name.
+func (p *Plan) ResourceFlavor(name string) *kueue.ResourceFlavor {
+	if p.Flavor != nil {
+		return p.Flavor.DeepCopy()
+	}
+	return &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{ClassLabel: FlavorClass}}}
 }
 
 // Expand turns the configuration into a plan.
 func (c *Config) Expand() *Plan {
-	p := &Plan{}
+	p := &Plan{Flavor: c.FlavorObject(), Topology: c.TopologyObject(), Nodes: c.NodeObjects()}
 	for _, cs := range c.Cohorts {
 		for ci := range cs.Count {
 			cohort := fmt.Sprintf("%s-%d", cs.ClassName, ci)

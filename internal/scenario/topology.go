@@ -2,8 +2,11 @@ package scenario
 
 import (
 	"fmt"
+	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -51,10 +54,22 @@ func (t *Topology) validate() []error {
 	if t.Name == "" || len(t.Levels) == 0 {
 		errs = append(errs, fmt.Errorf("topology: a name and at least one level are required"))
 	}
+	seen := map[string]bool{}
 	for i, l := range t.Levels {
 		at := fmt.Sprintf("topology.levels[%d]", i)
 		if l.NodeLabel == "" || l.Count < 1 {
 			errs = append(errs, fmt.Errorf("%s: nodeLabel and a count >= 1 are required", at))
+		}
+		// The name makes the nodes' names and label values.
+		if msgs := validation.IsDNS1123Label(l.Name); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("%s.name: %q: %s", at, l.Name, strings.Join(msgs, "; ")))
+		}
+		if seen[l.NodeLabel] {
+			errs = append(errs, fmt.Errorf("%s.nodeLabel: %q repeats an upper level's", at, l.NodeLabel))
+		}
+		seen[l.NodeLabel] = true
+		if l.NodeLabel == corev1.LabelHostname && i != len(t.Levels)-1 {
+			errs = append(errs, fmt.Errorf("%s.nodeLabel: %s may only be the lowest level", at, corev1.LabelHostname))
 		}
 		for field, v := range map[string]string{"cpu": l.Capacity.CPU, "memory": l.Capacity.Memory} {
 			if v == "" {
@@ -65,6 +80,9 @@ func (t *Topology) validate() []error {
 			}
 		}
 	}
+	if t.nodeCount() > MaxNodes {
+		errs = append(errs, fmt.Errorf("topology: the level counts make more than %d nodes", MaxNodes))
+	}
 	return errs
 }
 
@@ -73,6 +91,24 @@ func (f *ResourceFlavor) validate() []error {
 		return nil
 	}
 	return []error{fmt.Errorf("resourceFlavor.name is required")}
+}
+
+// validateTopologyFlavor checks that a topology goes with a flavor that
+// follows it and selects its nodes (the flavor is created from both), and
+// that a flavor follows no other topology.
+func (c *Config) validateTopologyFlavor() []error {
+	f, t := c.ResourceFlavor, c.Topology
+	switch {
+	case t == nil && f != nil && f.TopologyName != "":
+		return []error{fmt.Errorf("resourceFlavor.topologyName: %q names no topology of the scenario", f.TopologyName)}
+	case t == nil:
+		return nil
+	case f == nil || f.TopologyName != t.Name:
+		return []error{fmt.Errorf("resourceFlavor: a topology scenario needs a resourceFlavor with topologyName %q", t.Name)}
+	case f.NodeLabel == "":
+		return []error{fmt.Errorf("resourceFlavor.nodeLabel: required with a topologyName (the nodes carry <nodeLabel>=%s)", FlavorNodeValue)}
+	}
+	return nil
 }
 
 // validateTopology checks a template's pod count and topology request.

@@ -12,4 +12,9 @@
 // quota back in the write that evicts it, as Kuota does for Workloads
 // without an owner, and goes back to its queue; admitted again, it runs its
 // whole runtime again.
+//
+// Topology-aware flavors place their PodSets on the setup's nodes (a
+// topology scenario's, or the Nodes of a setup file), fed to the cache as
+// the manager's feed does; no pod but the admitted workloads' takes their
+// capacity.
 package sim

@@ -128,6 +128,7 @@ func LoadSetup(c *cache.Cache, s *Setup) error {
 	for _, f := range s.Flavors {
 		c.SetFlavor(state.NewFlavor(f))
 	}
+	loadTopology(c, s)
 	for _, p := range s.Priorities {
 		c.SetPriorityClass(p.Name, p.Value)
 	}

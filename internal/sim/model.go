@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/scenario"
@@ -25,6 +25,14 @@ type Setup struct {
 	// is active (a ClusterQueue naming a missing or inactive one admits
 	// nothing).
 	AdmissionChecks map[kueue.AdmissionCheckReference]bool
+	// Topologies and Nodes are the cluster of topology-aware flavors
+	// (flavors naming a Topology): their PodSets are placed on the nodes,
+	// whose capacity admitted workloads' topology assignments take, and
+	// Pods (a live cluster's pods bound to nodes, placed without
+	// topology) take too.
+	Topologies []*kueue.Topology
+	Nodes      []*corev1.Node
+	Pods       []*corev1.Pod
 }
 
 // Workload is one workload of a trace.
@@ -64,14 +72,22 @@ type Workload struct {
 }
 
 // FromScenario turns a benchmark scenario's plan into a setup and a trace,
-// with the same objects the benchmark creates.
+// with the same objects the benchmark creates: the plan's own flavor, or a
+// plain one named flavor, and a topology scenario's Topology and nodes.
 func FromScenario(plan *scenario.Plan, flavor string) (*Setup, []Workload) {
-	s := &Setup{Flavors: []*kueue.ResourceFlavor{{ObjectMeta: metav1.ObjectMeta{Name: flavor}}}}
+	rf := plan.ResourceFlavor(flavor)
+	s := &Setup{Flavors: []*kueue.ResourceFlavor{rf}}
+	if plan.Topology != nil {
+		s.Topologies = append(s.Topologies, plan.Topology.DeepCopy())
+	}
+	for i := range plan.Nodes {
+		s.Nodes = append(s.Nodes, plan.Nodes[i].DeepCopy())
+	}
 	for _, c := range plan.Cohorts {
 		s.Cohorts = append(s.Cohorts, scenario.CohortObject(c))
 	}
 	for _, q := range plan.Queues {
-		s.ClusterQueues = append(s.ClusterQueues, q.ClusterQueueObject(flavor))
+		s.ClusterQueues = append(s.ClusterQueues, q.ClusterQueueObject(rf.Name))
 		s.LocalQueues = append(s.LocalQueues, q.LocalQueueObject())
 	}
 	trace := make([]Workload, 0, len(plan.Workloads))

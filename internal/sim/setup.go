@@ -19,9 +19,11 @@ import (
 )
 
 // ReadSetup reads a queue configuration: a YAML (or JSON) stream of
-// Kueue's ResourceFlavors, Cohorts, ClusterQueues, LocalQueues and
-// WorkloadPriorityClasses, and Namespaces (for their labels), as a cluster
-// admin applies them. Other kinds are an error.
+// Kueue's ResourceFlavors, Cohorts, ClusterQueues, LocalQueues,
+// WorkloadPriorityClasses and Topologies, Namespaces (for their labels),
+// and Nodes (labels, taints, status.allocatable and the Ready condition:
+// the capacity of topology-aware flavors), as a cluster admin applies
+// them. Other kinds are an error.
 func ReadSetup(r io.Reader) (*Setup, error) {
 	scheme := runtime.NewScheme()
 	if err := kueue.AddToScheme(scheme); err != nil {
@@ -64,6 +66,16 @@ func ReadSetup(r io.Reader) (*Setup, error) {
 			s.Priorities = append(s.Priorities, o)
 		case *corev1.Namespace:
 			s.Namespaces[o.Name] = o.Labels
+		case *kueue.Topology:
+			if len(o.Spec.Levels) == 0 {
+				return nil, fmt.Errorf("document %d: Topology %s has no levels", n, o.Name)
+			}
+			s.Topologies = append(s.Topologies, o)
+		case *corev1.Node:
+			if err := checkNode(o); err != nil {
+				return nil, fmt.Errorf("document %d: %w", n, err)
+			}
+			s.Nodes = append(s.Nodes, o)
 		default:
 			return nil, fmt.Errorf("document %d: %s is not a queue kind a simulation uses", n, gvk.Kind)
 		}
@@ -100,12 +112,20 @@ func WriteSetup(w io.Writer, s *Setup) error {
 	for _, o := range s.Priorities {
 		add(o, "WorkloadPriorityClass")
 	}
+	for _, o := range s.Topologies {
+		add(o, "Topology")
+	}
 	for _, name := range slices.Sorted(maps.Keys(s.Namespaces)) {
 		if labels := s.Namespaces[name]; len(labels) > 0 {
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 			ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
 			objs = append(objs, ns)
 		}
+	}
+	for _, o := range s.Nodes {
+		n := o.DeepCopy()
+		n.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+		objs = append(objs, n)
 	}
 	for _, o := range objs {
 		data, err := yaml.Marshal(o)
@@ -115,6 +135,21 @@ func WriteSetup(w io.Writer, s *Setup) error {
 		if _, err := fmt.Fprintf(w, "---\n%s", data); err != nil {
 			return fmt.Errorf("writing the queue configuration: %w", err)
 		}
+	}
+	return nil
+}
+
+// checkNode rejects a node a simulation would silently give no capacity:
+// one without a name, allocatable resources or a Ready condition (a node
+// whose Ready condition is not True is kept: it takes no pods, as live).
+func checkNode(n *corev1.Node) error {
+	switch {
+	case n.Name == "":
+		return errors.New("a Node without a name")
+	case len(n.Status.Allocatable) == 0:
+		return fmt.Errorf("node %s: no status.allocatable", n.Name)
+	case !slices.ContainsFunc(n.Status.Conditions, func(c corev1.NodeCondition) bool { return c.Type == corev1.NodeReady }):
+		return fmt.Errorf("node %s: no Ready condition in status.conditions (a node takes pods only when Ready is True)", n.Name)
 	}
 	return nil
 }

@@ -289,3 +289,27 @@ func TestEstimateSkipsWorkloadsOutOfThePicture(t *testing.T) {
 		t.Errorf("estimate %+v, want 1m", e)
 	}
 }
+
+// A workload whose quota fits but whose rack is taken by a pod the
+// kube-scheduler placed is explained as a topology placement failure.
+func TestTopologyPlacementFailed(t *testing.T) {
+	st := cluster()
+	st.Flavors[0].Spec = kueue.ResourceFlavorSpec{NodeLabels: map[string]string{"pool": "tas"}, TopologyName: ptr.To[kueue.TopologyReference]("topo")}
+	st.Topologies = []kueue.Topology{{ObjectMeta: metav1.ObjectMeta{Name: "topo"}, Spec: kueue.TopologySpec{
+		Levels: []kueue.TopologyLevel{{NodeLabel: "rack"}, {NodeLabel: corev1.LabelHostname}}}}}
+	st.Nodes = []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"pool": "tas", "rack": "a", corev1.LabelHostname: "n1"}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{"cpu": resource.MustParse("2"), "pods": resource.MustParse("110")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}}
+	st.Pods = []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "p"}, Spec: corev1.PodSpec{NodeName: "n1",
+		Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{"cpu": resource.MustParse("1500m")}}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning}}}
+	wl := pending("w", "1", 0, time.Minute)
+	wl.Spec.PodSets[0].TopologyRequest = &kueue.PodSetTopologyRequest{Required: ptr.To("rack")}
+	st.Workloads = []kueue.Workload{wl}
+	wantBlocker(t, explain(t, st, "w", Options{}), CauseTopology, `level "rack"`)
+
+	st.Pods = nil // the pod ended: 2 CPUs are free on the rack
+	if ex := explain(t, st, "w", Options{}); !ex.FitsNow {
+		t.Fatalf("fits once the pod is gone: %+v", ex.Blockers)
+	}
+}

@@ -12,10 +12,12 @@ package why
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -36,6 +38,14 @@ type State struct {
 	// namespace selectors are then not checked.
 	Namespaces        map[string]map[string]string
 	NamespacesUnknown bool
+	// Topologies, Nodes and the Pods bound to nodes are read when some
+	// flavor names a Topology (topology-aware scheduling); TopologyUnknown
+	// is set when the caller may not list them, and topology-aware
+	// flavors then show no capacity.
+	Topologies      []kueue.Topology
+	Nodes           []corev1.Node
+	Pods            []corev1.Pod
+	TopologyUnknown bool
 }
 
 // Read lists what an explanation needs. Cohorts, WorkloadPriorityClasses,
@@ -83,7 +93,37 @@ func Read(ctx context.Context, c client.Reader) (*State, error) {
 	for _, ns := range nss.Items {
 		st.Namespaces[ns.Name] = ns.Labels
 	}
+	if err := readTopology(ctx, c, st); err != nil {
+		return nil, err
+	}
 	return st, nil
+}
+
+// readTopology lists the Topologies, nodes and bound pods when some flavor
+// names a Topology.
+func readTopology(ctx context.Context, c client.Reader, st *State) error {
+	if !slices.ContainsFunc(st.Flavors, func(f kueue.ResourceFlavor) bool { return f.Spec.TopologyName != nil }) {
+		return nil
+	}
+	var topologies kueue.TopologyList
+	var nodes corev1.NodeList
+	var pods corev1.PodList
+	bound := client.MatchingFieldsSelector{Selector: fields.OneTermNotEqualSelector("spec.nodeName", "")}
+	for _, r := range []struct {
+		what string
+		list client.ObjectList
+		opts []client.ListOption
+	}{{"Topologies", &topologies, nil}, {"Nodes", &nodes, nil}, {"Pods", &pods, []client.ListOption{bound}}} {
+		if err := c.List(ctx, r.list, r.opts...); err != nil {
+			if !optional(err) {
+				return fmt.Errorf("listing %s: %w", r.what, err)
+			}
+			st.TopologyUnknown = true
+			return nil
+		}
+	}
+	st.Topologies, st.Nodes, st.Pods = topologies.Items, nodes.Items, pods.Items
+	return nil
 }
 
 // optional reports an error that leaves an optional kind empty: the

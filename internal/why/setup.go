@@ -26,6 +26,15 @@ func setupOf(st *State) *sim.Setup {
 	for i := range st.Priorities {
 		s.Priorities = append(s.Priorities, &st.Priorities[i])
 	}
+	for i := range st.Topologies {
+		s.Topologies = append(s.Topologies, &st.Topologies[i])
+	}
+	for i := range st.Nodes {
+		s.Nodes = append(s.Nodes, &st.Nodes[i])
+	}
+	for i := range st.Pods {
+		s.Pods = append(s.Pods, &st.Pods[i])
+	}
 	for i := range st.AdmissionChecks {
 		ac := &st.AdmissionChecks[i]
 		s.AdmissionChecks[kueue.AdmissionCheckReference(ac.Name)] = checkActive(ac)

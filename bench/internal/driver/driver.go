@@ -1,6 +1,7 @@
 // Package driver plays the users and the jobs of a benchmark run against
 // an API server where a Kueue-compatible manager runs: it creates the
-// ResourceFlavor, Cohorts, ClusterQueues and LocalQueues of a plan, creates
+// ResourceFlavor, Cohorts, ClusterQueues and LocalQueues of a plan (and a
+// topology scenario's Topology and Ready nodes), creates
 // the Workloads on the plan's schedule, finishes each one its runtime after
 // it is admitted, clears the reservation of an evicted one (as a job would
 // once its pods are gone), and records every admission, eviction and
@@ -48,10 +49,24 @@ type Options struct {
 	Config *rest.Config
 	Scheme *runtime.Scheme
 	Plan   *scenario.Plan
-	// Flavor is the ResourceFlavor's name (DefaultFlavor when empty).
+	// Flavor is the name of the plain ResourceFlavor of a plan without a
+	// flavor of its own (DefaultFlavor when empty); a topology scenario's
+	// plan brings its flavor.
 	Flavor string
 	// Workers per pool (creations, job actions); DefaultWorkers when zero.
 	Workers int
+}
+
+// defaults fills in the flavor (the plan's own, else Flavor or
+// DefaultFlavor) and the workers.
+func (o *Options) defaults() {
+	if o.Flavor == "" {
+		o.Flavor = DefaultFlavor
+	}
+	o.Flavor = o.Plan.ResourceFlavor(o.Flavor).Name
+	if o.Workers == 0 {
+		o.Workers = DefaultWorkers
+	}
 }
 
 // Driver runs one plan.
@@ -75,12 +90,7 @@ type WriteCounts struct {
 
 // New prepares a driver; Start connects it.
 func New(opts Options) (*Driver, error) {
-	if opts.Flavor == "" {
-		opts.Flavor = DefaultFlavor
-	}
-	if opts.Workers == 0 {
-		opts.Workers = DefaultWorkers
-	}
+	opts.defaults()
 	cfg := rest.CopyConfig(opts.Config)
 	cfg.QPS, cfg.Burst = 5000, 10000
 	cfg.UserAgent = "kuota-bench"

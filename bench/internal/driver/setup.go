@@ -10,16 +10,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/scenario"
 )
 
-// Setup creates the ResourceFlavor, the Cohorts, and per ClusterQueue a
-// namespace, the ClusterQueue and a LocalQueue, then waits until the
-// manager reports every ClusterQueue Active.
+// Setup creates a topology scenario's cluster (its Ready nodes, then its
+// Topology: createCluster), the ResourceFlavor, the Cohorts, and per
+// ClusterQueue a namespace, the ClusterQueue and a LocalQueue, then waits
+// until the manager reports every ClusterQueue Active. What it creates
+// carries ClassLabel; nothing is deleted afterwards, since every run has
+// a control plane of its own, thrown away at the end.
 func (d *Driver) Setup(ctx context.Context, timeout time.Duration) error {
 	plan := d.opts.Plan
-	first := []client.Object{&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: d.opts.Flavor}}}
+	if err := d.createCluster(ctx); err != nil {
+		return err
+	}
+	first := []client.Object{plan.ResourceFlavor(d.opts.Flavor)}
 	for _, c := range plan.Cohorts {
 		first = append(first, scenario.CohortObject(c))
 	}
@@ -56,27 +61,37 @@ func (d *Driver) Setup(ctx context.Context, timeout time.Duration) error {
 
 // createAll creates objects on the worker pool and returns the first error.
 func (d *Driver) createAll(ctx context.Context, objs []client.Object) error {
-	jobs := make(chan client.Object)
+	return d.forEach(len(objs), func(i int) error {
+		if err := d.client.Create(ctx, objs[i]); err != nil {
+			return fmt.Errorf("creating %T %s: %w", objs[i], objs[i].GetName(), err)
+		}
+		return nil
+	})
+}
+
+// forEach runs do(0..n-1) on the worker pool and returns the first error.
+func (d *Driver) forEach(n int, do func(i int) error) error {
+	jobs := make(chan int)
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
 		first error
 	)
-	for range min(d.opts.Workers, max(1, len(objs))) {
+	for range min(max(d.opts.Workers, 1), max(1, n)) {
 		wg.Go(func() {
-			for o := range jobs {
-				if err := d.client.Create(ctx, o); err != nil {
+			for i := range jobs {
+				if err := do(i); err != nil {
 					mu.Lock()
 					if first == nil {
-						first = fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
+						first = err
 					}
 					mu.Unlock()
 				}
 			}
 		})
 	}
-	for _, o := range objs {
-		jobs <- o
+	for i := range n {
+		jobs <- i
 	}
 	close(jobs)
 	wg.Wait()

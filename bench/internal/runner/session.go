@@ -62,6 +62,9 @@ func (s *session) execute(ctx context.Context) (*summary.Input, error) {
 	if err := d.Start(runCtx); err != nil {
 		return nil, err
 	}
+	if t := s.sc.plan.Topology; t != nil {
+		s.o.logf("creating Topology %s with %d Ready nodes", t.Name, len(s.sc.plan.Nodes))
+	}
 	s.o.logf("creating %d cohorts and %d ClusterQueues with their namespaces and LocalQueues",
 		len(s.sc.plan.Cohorts), len(s.sc.plan.Queues))
 	if err := d.Setup(runCtx, setupTimeout); err != nil {
