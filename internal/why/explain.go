@@ -137,6 +137,13 @@ func Explain(st *State, namespace, name string, opts Options) (*Explanation, err
 	res := scheduling.Decide(snap, queues, opts.Scheduling)
 	ex.Ahead, ex.AheadInLocalQueue = ahead(c, lq.Spec.ClusterQueue, key)
 	explainDecision(ex, res, key, snap.ClusterQueues[lq.Spec.ClusterQueue])
+	if st.TopologyUnknown {
+		for i := range ex.Blockers {
+			if ex.Blockers[i].Cause == CauseTopology {
+				ex.Blockers[i].Message += " (the nodes, pods or Topologies could not be listed with these credentials, so no topology capacity is known)"
+			}
+		}
+	}
 	ex.Resources = resourcesOf(snap, lq.Spec.ClusterQueue, wl, ex.Flavors)
 	if !opts.NoEstimate && !ex.FitsNow {
 		est, err := estimate(st, setup, key, opts)

@@ -313,3 +313,14 @@ func TestTopologyPlacementFailed(t *testing.T) {
 		t.Fatalf("fits once the pod is gone: %+v", ex.Blockers)
 	}
 }
+
+// Without the right to list nodes and pods the explanation says so.
+func TestTopologyUnknown(t *testing.T) {
+	st := cluster()
+	st.Flavors[0].Spec = kueue.ResourceFlavorSpec{NodeLabels: map[string]string{"pool": "tas"}, TopologyName: ptr.To[kueue.TopologyReference]("topo")}
+	st.TopologyUnknown = true
+	st.Topologies = []kueue.Topology{{ObjectMeta: metav1.ObjectMeta{Name: "topo"}, Spec: kueue.TopologySpec{
+		Levels: []kueue.TopologyLevel{{NodeLabel: "rack"}}}}}
+	st.Workloads = []kueue.Workload{pending("w", "1", 0, time.Minute)}
+	wantBlocker(t, explain(t, st, "w", Options{}), CauseTopology, "could not be listed")
+}

@@ -65,10 +65,10 @@ func setUp(ctx context.Context, toolsBin, tmp string) (*harness, error) {
 		Name: fmt.Sprintf("e2e-%d", os.Getpid()), WorkDir: filepath.Join(tmp, "kwok"), ToolsBin: toolsBin,
 		Port: freePort(), NodeCPU: resource.MustParse("8"), NodeMemory: resource.MustParse("32Gi"), PodsPerNode: 110,
 		DisableQPSLimits: true, PodRuntime: 10 * time.Millisecond,
-		NodeGroups: []devcluster.NodeGroup{
+		NodeGroups: append([]devcluster.NodeGroup{
 			{Name: onDemand, Count: 2, Labels: map[string]string{poolKey: onDemand}},
 			{Name: spot, Count: 2, Labels: map[string]string{poolKey: spot}},
-		},
+		}, tasNodeGroups()...),
 	}
 	res, err := devcluster.Up(ctx, h.cluster)
 	if err != nil {
