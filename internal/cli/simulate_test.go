@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/sim"
 )
 
 const simQueues = `apiVersion: kueue.x-k8s.io/v1beta2
@@ -172,4 +174,51 @@ func findCommand(root *cobra.Command, name string) *cobra.Command {
 		}
 	}
 	return nil
+}
+
+// With a flavor naming a Topology, the exported queues carry the
+// Topologies and the nodes (labels, allocatable, Ready), which the
+// simulator reads back.
+func TestTraceExportTopology(t *testing.T) {
+	topo := kueue.TopologyReference("racks")
+	objs := []client.Object{
+		&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "tas"}, Spec: kueue.ResourceFlavorSpec{
+			NodeLabels: map[string]string{"pool": "tas"}, TopologyName: &topo}},
+		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq"}},
+		&kueue.Topology{ObjectMeta: metav1.ObjectMeta{Name: "racks", ResourceVersion: "3"}, Spec: kueue.TopologySpec{
+			Levels: []kueue.TopologyLevel{{NodeLabel: "rack"}}}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"pool": "tas", "rack": "a"},
+			Annotations: map[string]string{"noise": "x"}},
+			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{"cpu": resource.MustParse("8")},
+				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"},
+					{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse}}}},
+	}
+	s := kueueSchemeForTest(t)
+	if err := corev1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build()
+	env, _, _ := testEnv(t)
+	queues := filepath.Join(t.TempDir(), "q.yaml")
+	root := NewRootCommand("kuota", env)
+	root.RemoveCommand(findCommand(root, "trace"))
+	root.AddCommand(newTraceCommand("kuota", env, func(string) (client.Reader, error) { return c, nil }))
+	root.SetArgs([]string{"trace", "export", "--queues", queues})
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(queues)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "noise") || strings.Contains(string(data), "MemoryPressure") {
+		t.Fatalf("node exported with more than placement reads:\n%s", data)
+	}
+	setup, err := sim.ReadSetup(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("reading the export back: %v\n%s", err, data)
+	}
+	if len(setup.Topologies) != 1 || len(setup.Nodes) != 1 || setup.Nodes[0].Labels["rack"] != "a" {
+		t.Fatalf("topologies %d, nodes %+v", len(setup.Topologies), setup.Nodes)
+	}
 }

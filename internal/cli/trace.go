@@ -2,13 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -125,11 +128,48 @@ func writeQueues(cmd *cobra.Command, c client.Reader, path string) error {
 	if len(s.Flavors)+len(s.Cohorts)+len(s.ClusterQueues)+len(s.LocalQueues)+len(s.Priorities) == 0 {
 		return errors.New("the cluster has no queue objects")
 	}
+	if err := addTopology(ctx, c, s); err != nil {
+		return err
+	}
 	var docs bytes.Buffer
 	if err := sim.WriteSetup(&docs, s); err != nil {
 		return err
 	}
 	return os.WriteFile(path, docs.Bytes(), 0o644)
+}
+
+// addTopology adds, when a flavor names a Topology, the Topologies and the
+// nodes (their labels, taints, allocatable resources and Ready condition),
+// so that a simulation places topology-aware workloads on the same nodes.
+// Pods are not exported: in the simulation only the trace's workloads take
+// the nodes' capacity.
+func addTopology(ctx context.Context, c client.Reader, s *sim.Setup) error {
+	if !slices.ContainsFunc(s.Flavors, func(f *kueue.ResourceFlavor) bool { return f.Spec.TopologyName != nil }) {
+		return nil
+	}
+	var topologies kueue.TopologyList
+	var nodes corev1.NodeList
+	for _, l := range []client.ObjectList{&topologies, &nodes} {
+		if err := c.List(ctx, l); err != nil {
+			return fmt.Errorf("listing %T: %w", l, err)
+		}
+	}
+	for i := range topologies.Items {
+		s.Topologies = append(s.Topologies, clean(&topologies.Items[i]))
+	}
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		kept := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels},
+			Spec:   corev1.NodeSpec{Taints: n.Spec.Taints, Unschedulable: n.Spec.Unschedulable},
+			Status: corev1.NodeStatus{Allocatable: n.Status.Allocatable}}
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == corev1.NodeReady {
+				kept.Status.Conditions = []corev1.NodeCondition{{Type: cond.Type, Status: cond.Status}}
+			}
+		}
+		s.Nodes = append(s.Nodes, kept)
+	}
+	return nil
 }
 
 // clean drops the metadata the API server sets, so that the object can

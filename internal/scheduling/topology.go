@@ -44,7 +44,12 @@ func (c *cycle) placeTopology(w *workload.Info, asg *flavors.Assignment) (string
 			continue
 		}
 		req := topologyRequest(shape, ps.Count)
-		ta, why := c.workTree(flavor).Place(req)
+		tree := c.workTree(flavor)
+		if flavors.NarrowsNodes(shape) {
+			// Only the nodes the pods' own selector and affinity admit.
+			tree = tree.Masked(func(node string) bool { return flavors.NodeMatches(shape, c.snap.NodeLabels[node]) })
+		}
+		ta, why := tree.Place(req)
 		if ta == nil {
 			return fmt.Sprintf("pod set %s: flavor %s: %s", ps.Name, flavor, why), false
 		}

@@ -173,3 +173,31 @@ func TestDecideWaitsForNodes(t *testing.T) {
 		t.Fatalf("want TopologyPlacementFailed before the nodes are listed, got %v %s", got.Admit, got.Reason)
 	}
 }
+
+// A PodSet's own node selector keeps its pods on the nodes it admits: with
+// only host a2 allowed, 4 pods fit and 5 do not, though rack a has 8 CPUs.
+func TestDecidePlacesWithinThePodsNodeSelector(t *testing.T) {
+	st := tasCluster(t, "tas")
+	selected := func(name string, pods int32, selector map[string]string) *workload.Info {
+		perPod := resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: resources.One}
+		shape := workload.NewShape([]workload.PodSetShape{{Name: "main", Count: pods, PerPod: perPod, NodeSelector: selector,
+			Topology: &kueue.PodSetTopologyRequest{Required: ptr.To(testRack)}}})
+		return &workload.Info{Key: types.NamespacedName{Namespace: "default", Name: name}, UID: types.UID(name), ClusterQueue: "cq", Shape: shape}
+	}
+	onA2 := map[string]string{corev1.LabelHostname: "a2"}
+	got := decideOne(t, st, selected("four", 4, onA2))["four"]
+	doms := placement(t, got)
+	if len(doms) != 1 || doms[0].Values[0] != "a2" || doms[0].Count != 4 {
+		t.Fatalf("4 pods on a2, got %v", doms)
+	}
+	if got := decideOne(t, st, selected("five", 5, onA2))["five"]; got.Admit || got.Reason != TopologyPlacementFailed {
+		t.Fatalf("a2 holds 4 pods: want TopologyPlacementFailed, got %v %s", got.Admit, got.Reason)
+	}
+	// Affinity on a label no node has admits no node.
+	aff := selected("affinity", 1, nil)
+	aff.Shape.PodSets[0].RequiredAffinity = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+		{Key: "gpu", Operator: corev1.NodeSelectorOpExists}}}}}
+	if got := decideOne(t, st, aff)["affinity"]; got.Admit {
+		t.Fatal("no node has label gpu")
+	}
+}

@@ -38,10 +38,13 @@ type Snapshot struct {
 	// why a TAS flavor has none. Shared: clone a tree before placing.
 	Topologies     map[kueue.ResourceFlavorReference]*tas.Tree
 	TopologyErrors map[kueue.ResourceFlavorReference]string
-	checks         map[kueue.AdmissionCheckReference]bool
-	inactive       map[kueue.ClusterQueueReference]Inactive
-	byQueue        admittedView
-	admitted       int
+	// NodeLabels holds the labels of the nodes, by name, when some TAS
+	// flavor has a tree (shared, read-only).
+	NodeLabels map[string]map[string]string
+	checks     map[kueue.AdmissionCheckReference]bool
+	inactive   map[kueue.ClusterQueueReference]Inactive
+	byQueue    admittedView
+	admitted   int
 }
 
 // Inactive explains why a ClusterQueue cannot admit workloads. Reason is one

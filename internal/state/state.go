@@ -313,6 +313,7 @@ func (s *State) Snapshot() *Snapshot {
 	return &Snapshot{
 		Topologies:     trees,
 		TopologyErrors: treeErrs,
+		NodeLabels:     s.tas.nodeLabels,
 		Tree:           s.tree.Freeze(),
 		ClusterQueues:  s.queues.share(),
 		Cohorts:        s.cohorts.share(),

@@ -58,6 +58,8 @@ type tasState struct {
 	uses, treesAt                uint64
 	bases, trees                 map[kueue.ResourceFlavorReference]*tas.Tree
 	treeErrs                     map[kueue.ResourceFlavorReference]string
+	// nodeLabels holds every node's labels, by name, as of baseAt.
+	nodeLabels map[string]map[string]string
 	// holders are the admissions that take topology capacity.
 	holders map[types.NamespacedName]*Admitted
 	// synced is set once the nodes and pods were listed.
@@ -219,6 +221,13 @@ func (s *State) buildBases() {
 		bases[name] = tas.NewTree(levels, s.flavorNodes(f))
 	}
 	s.tas.bases, s.tas.treeErrs = bases, errs
+	s.tas.nodeLabels = nil
+	if len(bases) > 0 {
+		s.tas.nodeLabels = make(map[string]map[string]string, len(s.tas.nodes))
+		for name, n := range s.tas.nodes {
+			s.tas.nodeLabels[name] = n.Labels
+		}
+	}
 	s.tas.baseAt, s.tas.baseFlavors = s.tas.version, s.flavors.version
 	s.tas.treesAt = s.tas.uses - 1 // the trees must be made again
 }

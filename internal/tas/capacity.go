@@ -46,7 +46,7 @@ func (t *Tree) podRequest(perPod resources.Requests) podRequest {
 
 // fit returns how many pods of req node n takes.
 func (t *Tree) fit(n int, req *podRequest) int64 {
-	if req.missing != "" {
+	if req.missing != "" || (t.off != nil && t.off[n]) {
 		return 0
 	}
 	best := int64(maxFit)

@@ -219,3 +219,24 @@ func TestRepeatedHostNamesKeepEveryLevel(t *testing.T) {
 		t.Fatalf("after Use the other rack is free: %s", got)
 	}
 }
+
+// A masked tree places only on the allowed nodes; Use of its placement on
+// the unmasked tree books the same nodes.
+func TestMasked(t *testing.T) {
+	tree := NewTree(hostLevels, cluster())
+	onlyH3 := tree.Masked(func(n string) bool { return n == "h3" })
+	if got := render(t, onlyH3, Request{Count: 3, PerPod: oneCPU}); got != "h3:3" {
+		t.Fatalf("masked to h3: %s", got)
+	}
+	if got := render(t, onlyH3, Request{Count: 4, PerPod: oneCPU}); !strings.HasPrefix(got, "fail") {
+		t.Fatalf("h3 holds 3 pods: %s", got)
+	}
+	a, _ := onlyH3.Place(Request{Count: 3, PerPod: oneCPU})
+	tree.Use(a, oneCPU)
+	if got := render(t, tree, Request{Count: 4, PerPod: oneCPU, Required: rack}); got != "h1:4" {
+		t.Fatalf("rack r2 has only h4's 3 CPUs left: 4 pods go to rack r1, got %s", got)
+	}
+	if got := render(t, tree.Clone(), Request{Count: 8, PerPod: oneCPU, Required: rack}); got != "h1:4 h2:4" {
+		t.Fatalf("the unmasked tree keeps every node: %s", got)
+	}
+}

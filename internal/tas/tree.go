@@ -23,6 +23,8 @@ type Node struct {
 type Tree struct {
 	*shape
 	free []resources.Amount // free[node*len(names)+r]
+	// off marks nodes that take no pods (Masked); nil when none is.
+	off []bool
 }
 
 // shape is the immutable part of a Tree.
@@ -151,7 +153,19 @@ func (t *Tree) Levels() []string { return slices.Clone(t.levels) }
 
 // Clone returns an independent copy: placing on or using it leaves t unchanged.
 func (t *Tree) Clone() *Tree {
-	return &Tree{shape: t.shape, free: slices.Clone(t.free)}
+	return &Tree{shape: t.shape, free: slices.Clone(t.free), off: slices.Clone(t.off)}
+}
+
+// Masked returns a copy in which only the nodes allowed accepts (by name)
+// take pods: the nodes a PodSet's own node selector or affinity admits.
+// An assignment placed on it is taken from the unmasked tree with Use.
+func (t *Tree) Masked(allowed func(node string) bool) *Tree {
+	m := t.Clone()
+	m.off = make([]bool, len(t.nodes))
+	for n, name := range t.nodes {
+		m.off[n] = !allowed(name)
+	}
+	return m
 }
 
 // values returns the values of levels 0..l of domain d at level l.

@@ -59,16 +59,49 @@ func affinityMatches(ns *corev1.NodeSelector, flavorLabels map[string]string) bo
 	}
 	set := labels.Set(flavorLabels)
 	for _, term := range ns.NodeSelectorTerms {
-		if termMatches(term, set) {
+		if termMatches(term, set, false) {
 			return true
 		}
 	}
 	return false
 }
 
-func termMatches(term corev1.NodeSelectorTerm, set labels.Set) bool {
+// NodeMatches reports whether a node with these labels may run the
+// PodSet's pods: its node selector and required node affinity hold for
+// every key (a key the node lacks fails In and Exists), as the
+// kube-scheduler evaluates them. Topology-aware placement uses it to keep
+// a PodSet's pods on the nodes they can run on.
+func NodeMatches(ps *workload.PodSetShape, nodeLabels map[string]string) bool {
+	for key, want := range ps.NodeSelector {
+		if have, ok := nodeLabels[key]; !ok || have != want {
+			return false
+		}
+	}
+	ns := ps.RequiredAffinity
+	if ns == nil || len(ns.NodeSelectorTerms) == 0 {
+		return true
+	}
+	set := labels.Set(nodeLabels)
+	for _, term := range ns.NodeSelectorTerms {
+		if len(term.MatchExpressions) > 0 && termMatches(term, set, true) {
+			return true
+		}
+	}
+	return false
+}
+
+// NarrowsNodes reports whether the PodSet's own node selector or required
+// node affinity may exclude some of a flavor's nodes.
+func NarrowsNodes(ps *workload.PodSetShape) bool {
+	return len(ps.NodeSelector) > 0 || (ps.RequiredAffinity != nil && len(ps.RequiredAffinity.NodeSelectorTerms) > 0)
+}
+
+// termMatches evaluates a term's expressions; unless strict, expressions
+// on keys the labels do not define are ignored (flavors define only some
+// of their nodes' labels).
+func termMatches(term corev1.NodeSelectorTerm, set labels.Set, strict bool) bool {
 	for _, expr := range term.MatchExpressions {
-		if _, defined := set[expr.Key]; !defined {
+		if _, defined := set[expr.Key]; !defined && !strict {
 			continue
 		}
 		op, ok := operators[expr.Operator]
