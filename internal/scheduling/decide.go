@@ -30,9 +30,12 @@ type cycle struct {
 	// topologies are the cycle's working copies of the TAS flavors'
 	// trees, cloned at first use (workTree).
 	topologies map[kueue.ResourceFlavorReference]*tas.Tree
-	result     Result
-	ready      order
-	late       lateness
+	// placed lists the cycle's placements, for preemption searches that
+	// rebuild trees (topology_preempt.go).
+	placed []placedUse
+	result Result
+	ready  order
+	late   lateness
 }
 
 // order hands out the ClusterQueues whose head is ready (fits or can

@@ -344,9 +344,17 @@ func (c *cycle) admitHead(cur *cursor) {
 	w := cur.items[cur.pos]
 	asg := cur.asg
 	if msg, ok := c.placeTopology(w, &asg); !ok {
+		if c.preemptForTopology(cur, w, asg, msg) {
+			return
+		}
 		// Topology capacity only shrinks within a cycle: later workloads
-		// of the shape fail too.
-		c.refuse(cur, w, Decision{Workload: w, Reason: TopologyPlacementFailed, Message: msg, Assignment: &asg}, noPriority)
+		// of the shape fail too (of no higher priority, when they could
+		// have preempted).
+		prio := noPriority
+		if cur.cq.Preemption.WithinClusterQueue != kueue.PreemptionPolicyNever {
+			prio = w.Priority
+		}
+		c.refuse(cur, w, Decision{Workload: w, Reason: TopologyPlacementFailed, Message: msg, Assignment: &asg}, prio)
 		return
 	}
 	c.addUsage(cur, asg.Usage)

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
 	"github.com/kuota-dev/kuota/internal/tas"
 	"github.com/kuota-dev/kuota/internal/workload"
@@ -28,8 +29,34 @@ func (c *cycle) placeTopology(w *workload.Info, asg *flavors.Assignment) (string
 	if len(c.snap.Topologies) == 0 && len(c.snap.TopologyErrors) == 0 {
 		return "", true
 	}
+	podSets, msg, ok := c.placeOn(w, asg.PodSets, c.workTree)
+	if !ok {
+		return msg, false
+	}
+	for i := range podSets {
+		if ta := podSets[i].Topology; ta != nil {
+			flavor, _ := topologyFlavor(c, &podSets[i])
+			c.placed = append(c.placed, placedUse{flavor: flavor, assignment: ta, perPod: shapeOf(w.Shape, podSets[i].Name).PerPod})
+		}
+	}
+	asg.PodSets = podSets
+	return "", true
+}
+
+// placedUse is a placement made earlier in the cycle.
+type placedUse struct {
+	flavor     kueue.ResourceFlavorReference
+	assignment *kueue.TopologyAssignment
+	perPod     resources.Requests
+}
+
+// placeOn places the TAS PodSets of podSets on the trees treeOf gives, one
+// after the other, each taking its pods from its tree. It returns the
+// PodSets with their placements (a copy when any was placed), or the
+// message of the first that does not fit.
+func (c *cycle) placeOn(w *workload.Info, podSets []flavors.PodSetAssignment,
+	treeOf func(kueue.ResourceFlavorReference) *tas.Tree) ([]flavors.PodSetAssignment, string, bool) {
 	cloned := false
-	podSets := asg.PodSets
 	for i := range podSets {
 		ps := &podSets[i]
 		flavor, ok := topologyFlavor(c, ps)
@@ -37,32 +64,32 @@ func (c *cycle) placeTopology(w *workload.Info, asg *flavors.Assignment) (string
 			continue
 		}
 		if msg, bad := c.snap.TopologyErrors[flavor]; bad {
-			return fmt.Sprintf("pod set %s: flavor %s: %s", ps.Name, flavor, msg), false
+			return nil, fmt.Sprintf("pod set %s: flavor %s: %s", ps.Name, flavor, msg), false
 		}
 		shape := shapeOf(w.Shape, ps.Name)
 		if shape == nil {
 			continue
 		}
 		req := topologyRequest(shape, ps.Count)
-		tree := c.workTree(flavor)
+		tree := treeOf(flavor)
+		placeOn := tree
 		if flavors.NarrowsNodes(shape) {
 			// Only the nodes the pods' own selector and affinity admit.
-			tree = tree.Masked(func(node string) bool { return flavors.NodeMatches(shape, c.snap.NodeLabels[node]) })
+			placeOn = tree.Masked(func(node string) bool { return flavors.NodeMatches(shape, c.snap.NodeLabels[node]) })
 		}
-		ta, why := tree.Place(req)
+		ta, why := placeOn.Place(req)
 		if ta == nil {
-			return fmt.Sprintf("pod set %s: flavor %s: %s", ps.Name, flavor, why), false
+			return nil, fmt.Sprintf("pod set %s: flavor %s: %s", ps.Name, flavor, why), false
 		}
 		if !cloned {
 			podSets, cloned = slices.Clone(podSets), true
 			ps = &podSets[i]
 		}
 		ps.Topology = ta
-		// Later PodSets (and workloads) of the cycle see these pods.
-		c.workTree(flavor).Use(ta, shape.PerPod)
+		// Later PodSets (and workloads) see these pods.
+		tree.Use(ta, shape.PerPod)
 	}
-	asg.PodSets = podSets
-	return "", true
+	return podSets, "", true
 }
 
 // topologyFlavor returns the TAS flavor a PodSet was assigned, if any.

@@ -23,6 +23,11 @@ const testRack = "example.com/rack"
 // "cq" with 100 CPUs of the flavors named.
 func tasCluster(t *testing.T, flavorNames ...kueue.ResourceFlavorReference) *state.State {
 	t.Helper()
+	return tasClusterWith(t, nil, flavorNames...)
+}
+
+func tasClusterWith(t *testing.T, preemption *kueue.ClusterQueuePreemption, flavorNames ...kueue.ResourceFlavorReference) *state.State {
+	t.Helper()
 	st := state.New()
 	st.SetFlavor(&state.Flavor{Name: "tas", NodeLabels: map[string]string{"pool": "tas"}, TopologyName: "topo"})
 	st.SetFlavor(&state.Flavor{Name: "plain"})
@@ -38,8 +43,8 @@ func tasCluster(t *testing.T, flavorNames ...kueue.ResourceFlavorReference) *sta
 		fq = append(fq, kueue.FlavorQuotas{Name: f, Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse("100")}}})
 	}
 	cq, err := state.NewClusterQueue(&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq"}, Spec: kueue.ClusterQueueSpec{
-		NamespaceSelector: &metav1.LabelSelector{},
-		ResourceGroups:    []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU}, Flavors: fq}},
+		NamespaceSelector: &metav1.LabelSelector{}, Preemption: preemption,
+		ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU}, Flavors: fq}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -199,5 +204,86 @@ func TestDecidePlacesWithinThePodsNodeSelector(t *testing.T) {
 		{Key: "gpu", Operator: corev1.NodeSelectorOpExists}}}}}
 	if got := decideOne(t, st, aff)["affinity"]; got.Admit {
 		t.Fatal("no node has label gpu")
+	}
+}
+
+// holding admits a workload of priority prio with pods one-CPU pods on
+// the named hosts (rack by first letter), admitted at reservedAt.
+func holding(t *testing.T, st *state.State, name string, prio int32, reservedAt int64, hosts map[string]int32) *state.Admitted {
+	t.Helper()
+	var doms []tas.Domain
+	total := int32(0)
+	for _, h := range []string{"a1", "a2", "b1", "b2"} {
+		if n := hosts[h]; n > 0 {
+			doms = append(doms, tas.Domain{Values: []string{h}, Count: n})
+			total += n
+		}
+	}
+	a := &state.Admitted{Key: types.NamespacedName{Namespace: "default", Name: name}, UID: types.UID(name), ClusterQueue: "cq",
+		Priority: prio, ReservedAt: reservedAt,
+		Usage: resources.FlavorResourceQuantities{{Flavor: "tas", Resource: corev1.ResourceCPU}: int64(total) * 1000},
+		Topology: []state.TopologyUse{{Flavor: "tas", PerPod: resources.Requests{corev1.ResourceCPU: 1000},
+			Assignment: tas.Encode([]string{corev1.LabelHostname}, doms)}}}
+	if err := st.Assume(a); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// A higher-priority workload that fits the quota but no rack preempts, in
+// its own ClusterQueue, the fewest lower-priority workloads that free a
+// rack, the most recently admitted first; while they are evicted it waits
+// for them rather than choosing more.
+func TestTopologyPreemption(t *testing.T) {
+	st := tasClusterWith(t, &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority}, "tas")
+	holding(t, st, "old", 0, 1, map[string]int32{"a1": 3, "a2": 3})
+	holding(t, st, "new", 0, 2, map[string]int32{"b1": 3, "b2": 3})
+	holding(t, st, "peer", 10, 3, map[string]int32{"a1": 1})
+	rack := &kueue.PodSetTopologyRequest{Required: ptr.To(testRack)}
+	high := tasWorkload("high", 8, rack, 10)
+	high.Priority = 10
+	d := decideOne(t, st, high)["high"]
+	if d.Admit || d.Reason != WaitingForPreemptedWorkloads || len(d.Victims) != 1 || d.Victims[0].Workload.Key.Name != "new" ||
+		d.Victims[0].Reason != kueue.InClusterQueueReason {
+		t.Fatalf("want one victim, the newer low-priority workload; got admit=%v %s %+v", d.Admit, d.Reason, d.Victims)
+	}
+	// Next cycle: the victim is being evicted; the workload keeps it.
+	evicting := *d.Victims[0].Workload
+	evicting.Evicting = true
+	if err := st.Replace(&evicting); err != nil {
+		t.Fatal(err)
+	}
+	high.Hint, high.Preempting = d.Hint(), true
+	again := decideOne(t, st, high)["high"]
+	if again.Admit || len(again.Victims) != 1 || again.Victims[0].Workload.Key.Name != "new" {
+		t.Fatalf("while the victim is evicted no other is chosen: %s %+v", again.Reason, again.Victims)
+	}
+	// Once it is gone, the workload is placed in rack b.
+	st.Forget(evicting.Key)
+	if got := decideOne(t, st, high)["high"]; !got.Admit {
+		t.Fatalf("rack b is free: %s", got.Explain())
+	}
+}
+
+// Without preemption in the ClusterQueue, or with only equal or higher
+// priorities holding the nodes, the workload waits.
+func TestTopologyPreemptionNotAllowed(t *testing.T) {
+	rack := &kueue.PodSetTopologyRequest{Required: ptr.To(testRack)}
+	for name, pol := range map[string]*kueue.ClusterQueuePreemption{
+		"no policy": nil,
+		"equal priority": {WithinClusterQueue: kueue.PreemptionPolicyLowerPriority},
+	} {
+		st := tasClusterWith(t, pol, "tas")
+		prio := int32(0)
+		if pol != nil {
+			prio = 10
+		}
+		holding(t, st, "a", prio, 1, map[string]int32{"a1": 3, "a2": 3})
+		holding(t, st, "b", prio, 2, map[string]int32{"b1": 3, "b2": 3})
+		high := tasWorkload("high", 8, rack, 10)
+		high.Priority = 10
+		if d := decideOne(t, st, high)["high"]; d.Admit || d.Reason != TopologyPlacementFailed || len(d.Victims) > 0 {
+			t.Errorf("%s: want TopologyPlacementFailed without victims, got %s %+v", name, d.Reason, d.Victims)
+		}
 	}
 }

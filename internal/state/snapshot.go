@@ -41,10 +41,16 @@ type Snapshot struct {
 	// NodeLabels holds the labels of the nodes, by name, when some TAS
 	// flavor has a tree (shared, read-only).
 	NodeLabels map[string]map[string]string
-	checks     map[kueue.AdmissionCheckReference]bool
-	inactive   map[kueue.ClusterQueueReference]Inactive
-	byQueue    admittedView
-	admitted   int
+	// TopologyBases are the TAS flavors' trees before any admitted
+	// workload's pods (nodes less other pods), and TopologyUsers the
+	// admitted workloads whose pods take topology capacity, by key: a
+	// preemption search rebuilds trees without its victims from them.
+	TopologyBases map[kueue.ResourceFlavorReference]*tas.Tree
+	TopologyUsers []*Admitted
+	checks        map[kueue.AdmissionCheckReference]bool
+	inactive      map[kueue.ClusterQueueReference]Inactive
+	byQueue       admittedView
+	admitted      int
 }
 
 // Inactive explains why a ClusterQueue cannot admit workloads. Reason is one

@@ -314,6 +314,8 @@ func (s *State) Snapshot() *Snapshot {
 		Topologies:     trees,
 		TopologyErrors: treeErrs,
 		NodeLabels:     s.tas.nodeLabels,
+		TopologyBases:  s.tas.bases,
+		TopologyUsers:  s.tas.holderList,
 		Tree:           s.tree.Freeze(),
 		ClusterQueues:  s.queues.share(),
 		Cohorts:        s.cohorts.share(),

@@ -60,8 +60,10 @@ type tasState struct {
 	treeErrs                     map[kueue.ResourceFlavorReference]string
 	// nodeLabels holds every node's labels, by name, as of baseAt.
 	nodeLabels map[string]map[string]string
-	// holders are the admissions that take topology capacity.
-	holders map[types.NamespacedName]*Admitted
+	// holders are the admissions that take topology capacity;
+	// holderList lists them by key, as of treesAt.
+	holders    map[types.NamespacedName]*Admitted
+	holderList []*Admitted
 	// synced is set once the nodes and pods were listed.
 	synced bool
 }
@@ -189,14 +191,19 @@ func (s *State) topologyTrees() (map[kueue.ResourceFlavorReference]*tas.Tree, ma
 	for name, base := range s.tas.bases {
 		trees[name] = base.Clone()
 	}
+	list := make([]*Admitted, 0, len(s.tas.holders))
 	for _, a := range s.tas.holders {
+		list = append(list, a)
+	}
+	slices.SortFunc(list, compareKeys)
+	for _, a := range list {
 		for _, u := range a.Topology {
 			if t := trees[u.Flavor]; t != nil && u.Assignment != nil {
 				t.Use(u.Assignment, u.PerPod)
 			}
 		}
 	}
-	s.tas.trees, s.tas.treesAt = trees, s.tas.uses
+	s.tas.trees, s.tas.treesAt, s.tas.holderList = trees, s.tas.uses, list
 	return trees, s.tas.treeErrs
 }
 

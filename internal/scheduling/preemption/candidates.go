@@ -5,10 +5,13 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/hierarchy"
 	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/state"
+	"github.com/kuota-dev/kuota/internal/workload"
 )
 
 // candidate is an admitted workload the policies may let the preemptor evict.
@@ -171,6 +174,16 @@ func compareCandidates(x, y candidate) int {
 	}
 	return strings.Compare(x.a.Key.Name, y.a.Key.Name)
 }
+
+// WithinAllows reports whether withinClusterQueue lets preemptor evict a,
+// a workload of its own ClusterQueue.
+func WithinAllows(policy kueue.PreemptionPolicy, a *state.Admitted, preemptor *workload.Info) bool {
+	return withinAllows(policy, a, &Preemptor{Info: preemptor})
+}
+
+// Taken reports whether a workload was chosen as a victim earlier in the
+// cycle.
+func (f *Finder) Taken(key types.NamespacedName) bool { return f.taken[key] }
 
 // withinAllows applies withinClusterQueue.
 func withinAllows(policy kueue.PreemptionPolicy, a *state.Admitted, p *Preemptor) bool {

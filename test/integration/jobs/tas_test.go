@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -21,7 +22,7 @@ const rackLabel = "example.com/topology-rack"
 // TAS flavor over those nodes, a ClusterQueue of 100 CPUs (far more than
 // the nodes hold: the topology, not the quota, limits admission) and
 // LocalQueue "lq".
-func tasQueues(t *testing.T) (ns string, hosts map[string]string) {
+func tasQueues(t *testing.T, preemption *kueue.ClusterQueuePreemption) (ns string, hosts map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	ns, err := env.CreateNamespace(ctx, "tas")
@@ -61,7 +62,7 @@ func tasQueues(t *testing.T) (ns string, hosts map[string]string) {
 		&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: fl}, Spec: kueue.ResourceFlavorSpec{
 			NodeLabels: map[string]string{"pool": pool}, TopologyName: (*kueue.TopologyReference)(&topo)}},
 		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cq}, Spec: kueue.ClusterQueueSpec{
-			NamespaceSelector: &metav1.LabelSelector{},
+			NamespaceSelector: &metav1.LabelSelector{}, Preemption: preemption,
 			ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
 				Flavors: []kueue.FlavorQuotas{{Name: kueue.ResourceFlavorReference(fl),
 					Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse("100")}}}}}},
@@ -107,7 +108,7 @@ func placedRacks(t *testing.T, ns, job string, hosts map[string]string) (map[str
 // frees.
 func TestJobsArePlacedByTopology(t *testing.T) {
 	startManager(t)
-	ns, hosts := tasQueues(t)
+	ns, hosts := tasQueues(t, nil)
 	ctx := context.Background()
 	// A pod placed by the kube-scheduler alone takes 2 CPUs on rack b.
 	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other"}, Spec: corev1.PodSpec{
@@ -176,4 +177,63 @@ func TestJobsArePlacedByTopology(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A high-priority job that fits the quota but no rack preempts the newer
+// of two low-priority jobs filling the racks, and takes its rack.
+func TestTopologyPreemptionFreesARack(t *testing.T) {
+	startManager(t)
+	ns, hosts := tasQueues(t, &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority})
+	create(t,
+		&kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-low"}, Value: 0},
+		&kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-high"}, Value: 100})
+	rackJob := func(name, priority string) {
+		j := newJob(ns, name, "lq", 8, "1")
+		j.Labels["kueue.x-k8s.io/priority-class"] = ns + "-" + priority
+		j.Spec.Template.Annotations = map[string]string{"kueue.x-k8s.io/podset-required-topology": rackLabel}
+		create(t, j)
+	}
+	placedIn := func(job string) string {
+		racks, _, err := placedRacks(t, ns, job, hosts)
+		if err != nil || len(racks) != 1 {
+			return ""
+		}
+		for r := range racks {
+			return r
+		}
+		return ""
+	}
+	rackJob("low-first", "low")
+	eventually(t, "low-first placed", func() error {
+		if placedIn("low-first") == "" {
+			return fmt.Errorf("not placed")
+		}
+		return nil
+	})
+	// Admission times are stored in seconds: the second job must be
+	// admitted in a later second to be the newer one.
+	time.Sleep(1100 * time.Millisecond)
+	rackJob("low-second", "low")
+	eventually(t, "low-second placed", func() error {
+		if placedIn("low-second") == "" {
+			return fmt.Errorf("not placed")
+		}
+		return nil
+	})
+	freed := placedIn("low-second")
+	rackJob("high", "high")
+	eventually(t, "high placed in the rack of the newer low-priority job", func() error {
+		if got := placedIn("high"); got != freed {
+			wl := workloadOf(t, getJob(t, ns, "high"))
+			return fmt.Errorf("high in rack %q, want %q; QuotaReserved %+v", got, freed, condition(wl, kueue.WorkloadQuotaReserved))
+		}
+		return nil
+	})
+	second := workloadOf(t, getJob(t, ns, "low-second"))
+	if c := condition(second, kueue.WorkloadPreempted); c == nil || c.Status != metav1.ConditionTrue || c.Reason != kueue.InClusterQueueReason {
+		t.Fatalf("low-second: Preempted %+v", c)
+	}
+	if c := condition(workloadOf(t, getJob(t, ns, "low-first")), kueue.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {
+		t.Fatalf("low-first was evicted too: %+v", c)
+	}
 }

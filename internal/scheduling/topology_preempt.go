@@ -1,0 +1,197 @@
+package scheduling
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
+	"github.com/kuota-dev/kuota/internal/scheduling/preemption"
+	"github.com/kuota-dev/kuota/internal/state"
+	"github.com/kuota-dev/kuota/internal/tas"
+	"github.com/kuota-dev/kuota/internal/workload"
+)
+
+// maxMinimized bounds the victims whose need is checked one by one after
+// the search: each check rebuilds the trees.
+const maxMinimized = 16
+
+// preemptForTopology handles a head that fits by quota but not on the
+// nodes of its topology. It looks among the workloads of its own
+// ClusterQueue that withinClusterQueue lets it preempt and that hold
+// capacity on the same TAS flavors, lowest priority and most recently
+// admitted first, for the shortest run of them whose pods, gone, let it be
+// placed; then gives back those not needed. The victims are taken, the
+// quota held, and the head waits for them (or, when they all end soon, for
+// their ends: the same patience as for quota). Victims chosen in an
+// earlier cycle and still being evicted are waited for, not added to. It
+// reports false when no set of victims helps; the caller then refuses the
+// head.
+func (c *cycle) preemptForTopology(cur *cursor, w *workload.Info, asg flavors.Assignment, msg string) bool {
+	pol := cur.cq.Preemption.WithinClusterQueue
+	if pol == kueue.PreemptionPolicyNever || len(c.snap.TopologyBases) == 0 {
+		return false
+	}
+	used := c.topologyFlavors(&asg)
+	if len(used) == 0 {
+		return false
+	}
+	finder := c.victimFinder()
+	targets := c.keptTopologyVictims(cur, w, finder)
+	if targets == nil {
+		var cands []*state.Admitted
+		for _, a := range c.snap.TopologyUsers {
+			if a.ClusterQueue == cur.name && !a.Evicting && !finder.Taken(a.Key) && usesFlavors(a, used) &&
+				preemption.WithinAllows(pol, a, w) {
+				cands = append(cands, a)
+			}
+		}
+		victims := c.fewestVictims(w, &asg, used, cands)
+		if victims == nil {
+			return false
+		}
+		for _, a := range victims {
+			targets = append(targets, preemption.Target{Workload: a, Reason: kueue.InClusterQueueReason})
+		}
+	}
+	finder.Take(targets)
+	c.addUsage(cur, asg.Usage)
+	cur.hold(w.Shape)
+	d := Decision{Workload: w, Assignment: &asg, Held: asg.Usage}
+	if wait, ok := c.endingSoon(targets); ok {
+		d.Reason, d.Recheck = WaitingForQuota, c.lateAt(targets)
+		d.Message = fmt.Sprintf("waiting for %d running workload(s) expected to end within %s rather than preempting them, for room in the topology",
+			len(targets), wait.Round(1e9))
+	} else {
+		d.Reason, d.Victims = WaitingForPreemptedWorkloads, targets
+		d.Message = fmt.Sprintf("waiting for %d preempted workload(s) to free room in the topology (%s)", len(targets), msg)
+	}
+	c.decide(d)
+	cur.pos++
+	if cur.cq.QueueingStrategy == kueue.StrictFIFO {
+		c.blockRest(cur, w)
+	}
+	return true
+}
+
+// keptTopologyVictims returns the victims the head chose in an earlier
+// cycle that still hold capacity, being evicted, when there are any: a
+// new search would add evictions while the first ones finish.
+func (c *cycle) keptTopologyVictims(cur *cursor, w *workload.Info, finder *preemption.Finder) []preemption.Target {
+	if w.Hint == nil || len(w.Hint.Victims) == 0 {
+		return nil
+	}
+	var out []preemption.Target
+	for _, v := range w.Hint.Victims {
+		for _, a := range c.snap.AdmittedIn(v.ClusterQueue) {
+			if a.Key == v.Key && a.UID == v.UID && a.Evicting && len(a.Topology) > 0 && !finder.Taken(a.Key) {
+				out = append(out, preemption.Target{Workload: a, Reason: v.Reason})
+			}
+		}
+	}
+	return out
+}
+
+// fewestVictims returns the shortest run of candidates (in victim order)
+// whose removal lets the workload be placed, less those not needed; nil
+// when removing them all does not help.
+func (c *cycle) fewestVictims(w *workload.Info, asg *flavors.Assignment, used []kueue.ResourceFlavorReference,
+	cands []*state.Admitted) []*state.Admitted {
+	if len(cands) == 0 {
+		return nil
+	}
+	slices.SortFunc(cands, func(a, b *state.Admitted) int {
+		if r := cmp.Compare(a.Priority, b.Priority); r != 0 {
+			return r
+		}
+		if r := cmp.Compare(b.ReservedAt, a.ReservedAt); r != 0 {
+			return r // the most recently admitted loses least work
+		}
+		if r := cmp.Compare(b.QueueOrderTime, a.QueueOrderTime); r != 0 {
+			return r // times are in seconds: then the newest
+		}
+		return strings.Compare(a.Key.String(), b.Key.String())
+	})
+	fits := func(victims []*state.Admitted) bool {
+		without := make(map[types.NamespacedName]bool, len(victims))
+		for _, a := range victims {
+			without[a.Key] = true
+		}
+		trees := c.treesWithout(used, without)
+		_, _, ok := c.placeOn(w, asg.PodSets, func(f kueue.ResourceFlavorReference) *tas.Tree { return trees[f] })
+		return ok
+	}
+	if !fits(cands) {
+		return nil
+	}
+	// Removing more never hurts: the shortest fitting prefix by bisection.
+	lo, hi := 1, len(cands)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if fits(cands[:mid]) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	victims := slices.Clone(cands[:lo])
+	if len(victims) <= maxMinimized {
+		for i := len(victims) - 2; i >= 0; i-- {
+			rest := slices.Delete(slices.Clone(victims), i, i+1)
+			if fits(rest) {
+				victims = rest
+			}
+		}
+	}
+	return victims
+}
+
+// treesWithout builds the flavors' trees as the cycle sees them, less the
+// pods of the workloads in without: the nodes less other pods, the
+// admitted workloads' pods and the cycle's placements.
+func (c *cycle) treesWithout(used []kueue.ResourceFlavorReference, without map[types.NamespacedName]bool) map[kueue.ResourceFlavorReference]*tas.Tree {
+	out := make(map[kueue.ResourceFlavorReference]*tas.Tree, len(used))
+	for _, f := range used {
+		base := c.snap.TopologyBases[f]
+		if base == nil {
+			continue
+		}
+		t := base.Clone()
+		for _, a := range c.snap.TopologyUsers {
+			if without[a.Key] {
+				continue
+			}
+			for _, u := range a.Topology {
+				if u.Flavor == f && u.Assignment != nil {
+					t.Use(u.Assignment, u.PerPod)
+				}
+			}
+		}
+		for _, p := range c.placed {
+			if p.flavor == f {
+				t.Use(p.assignment, p.perPod)
+			}
+		}
+		out[f] = t
+	}
+	return out
+}
+
+// topologyFlavors lists the TAS flavors with a tree an assignment uses.
+func (c *cycle) topologyFlavors(asg *flavors.Assignment) []kueue.ResourceFlavorReference {
+	var out []kueue.ResourceFlavorReference
+	for i := range asg.PodSets {
+		if f, ok := topologyFlavor(c, &asg.PodSets[i]); ok && c.snap.TopologyBases[f] != nil && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func usesFlavors(a *state.Admitted, flavors []kueue.ResourceFlavorReference) bool {
+	return slices.ContainsFunc(a.Topology, func(u state.TopologyUse) bool { return slices.Contains(flavors, u.Flavor) })
+}
