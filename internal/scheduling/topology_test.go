@@ -270,7 +270,7 @@ func TestTopologyPreemption(t *testing.T) {
 func TestTopologyPreemptionNotAllowed(t *testing.T) {
 	rack := &kueue.PodSetTopologyRequest{Required: ptr.To(testRack)}
 	for name, pol := range map[string]*kueue.ClusterQueuePreemption{
-		"no policy": nil,
+		"no policy":      nil,
 		"equal priority": {WithinClusterQueue: kueue.PreemptionPolicyLowerPriority},
 	} {
 		st := tasClusterWith(t, pol, "tas")
