@@ -20,9 +20,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -38,6 +41,7 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/jobframework"
+	"github.com/kuota-dev/kuota/internal/metrics"
 	"github.com/kuota-dev/kuota/internal/tas"
 )
 
@@ -224,8 +228,20 @@ func (r *Reconciler) ungatePodSet(ctx context.Context, wl *kueue.Workload, psa *
 	}
 	if ungated > 0 {
 		r.Recorder.Eventf(wl, corev1.EventTypeNormal, ReasonUngated, "PodSet %s: %d pods got their topology domain", psa.Name, ungated)
+		observeGateRemoval(wl)
 	}
 	return nil
+}
+
+// observeGateRemoval records kueue_pod_scheduling_gate_removal_seconds for
+// the topology gate: from the Workload's quota reservation to now.
+func observeGateRemoval(wl *kueue.Workload) {
+	c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
+	if c == nil || c.Status != metav1.ConditionTrue || wl.Status.Admission == nil {
+		return
+	}
+	isGroup := wl.Annotations[jobframework.IsGroupWorkloadAnnotation] == "true"
+	metrics.SchedulingGateRemoved(metrics.GateTopology, string(wl.Status.Admission.ClusterQueue), isGroup, time.Since(c.LastTransitionTime.Time))
 }
 
 // indexingOf reads the index labels of a PodSet's topology request.

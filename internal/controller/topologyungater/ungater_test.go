@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +22,7 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/jobframework"
+	"github.com/kuota-dev/kuota/internal/metrics"
 	"github.com/kuota-dev/kuota/internal/tas"
 )
 
@@ -305,4 +309,38 @@ func TestTrimKeepsWhatTheUngaterReads(t *testing.T) {
 		got.Annotations[jobframework.WorkloadAnnotation] != "wl" || got.Status.Phase != corev1.PodRunning || got.Spec.NodeName == "" {
 		t.Errorf("trimmed pod lost what the ungater reads: %+v", got)
 	}
+}
+
+// Lifting the topology gate records kueue_pod_scheduling_gate_removal_seconds
+// for the Workload's ClusterQueue, from its quota reservation.
+func TestGateRemovalIsMeasured(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if err := metrics.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	wl := workload(2, racks(1, 1))
+	wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved",
+		LastTransitionTime: metav1.NewTime(time.Now().Add(-3 * time.Second))}}
+	f := newFixture(t, wl, pod("p-a", "0"), pod("p-b", "1"))
+	f.reconcile(t)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range families {
+		if mf.GetName() != "kueue_pod_scheduling_gate_removal_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["name"] == jobframework.TopologyGate && labels["cluster_queue"] == "cq" &&
+				m.GetHistogram().GetSampleCount() == 1 && m.GetHistogram().GetSampleSum() >= 3 {
+				return
+			}
+		}
+	}
+	t.Fatal("no observation of the topology gate's removal for ClusterQueue cq")
 }
