@@ -23,6 +23,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -110,7 +112,16 @@ func Setup(mgr ctrl.Manager) error {
 // a topology assignment.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, pods cache.Cache) error {
 	gated := predicate.NewTypedPredicateFuncs(func(p *corev1.Pod) bool { return jobframework.HasTopologyGate(p) })
-	assigned := predicate.NewTypedPredicateFuncs(func(wl *kueue.Workload) bool { return hasAssignment(wl) })
+	// A Workload matters when it gets a topology assignment (and, after a
+	// restart, when it has one); its other updates (conditions, status
+	// writes) change nothing for its pods, which bring their own events.
+	assigned := predicate.TypedFuncs[*kueue.Workload]{
+		CreateFunc: func(e event.TypedCreateEvent[*kueue.Workload]) bool { return hasAssignment(e.Object) },
+		UpdateFunc: func(e event.TypedUpdateEvent[*kueue.Workload]) bool {
+			return assignmentChanged(e.ObjectOld, e.ObjectNew)
+		},
+		GenericFunc: func(e event.TypedGenericEvent[*kueue.Workload]) bool { return hasAssignment(e.Object) },
+	}
 	return builder.ControllerManagedBy(mgr).
 		Named("topology-ungater").
 		WatchesRawSource(source.Kind(pods, &corev1.Pod{}, handler.TypedEnqueueRequestsFromMapFunc(podWorkload), gated)).
@@ -150,6 +161,24 @@ func podWorkload(_ context.Context, p *corev1.Pod) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: name}}}
+}
+
+// assignmentChanged reports whether the new Workload has a topology
+// assignment the old one did not have, or a different one.
+func assignmentChanged(old, new *kueue.Workload) bool {
+	if !hasAssignment(new) {
+		return false
+	}
+	if old.Status.Admission == nil || len(old.Status.Admission.PodSetAssignments) != len(new.Status.Admission.PodSetAssignments) {
+		return true
+	}
+	for i := range new.Status.Admission.PodSetAssignments {
+		if !equality.Semantic.DeepEqual(old.Status.Admission.PodSetAssignments[i].TopologyAssignment,
+			new.Status.Admission.PodSetAssignments[i].TopologyAssignment) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasAssignment(wl *kueue.Workload) bool {

@@ -344,3 +344,28 @@ func TestGateRemovalIsMeasured(t *testing.T) {
 	}
 	t.Fatal("no observation of the topology gate's removal for ClusterQueue cq")
 }
+
+// Only a new or changed topology assignment wakes the ungater for a
+// Workload; its other status writes do not.
+func TestAssignmentChanged(t *testing.T) {
+	none := workload(2, nil)
+	one := workload(2, racks(1, 1))
+	other := workload(2, racks(2, 0))
+	cond := one.DeepCopy()
+	cond.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadPodsReady, Status: metav1.ConditionTrue}}
+	cases := []struct {
+		name     string
+		old, new *kueue.Workload
+		want     bool
+	}{
+		{"assignment appears", none, one, true},
+		{"assignment changes", one, other, true},
+		{"a condition changes", one, cond, false},
+		{"no assignment", none, none, false},
+	}
+	for _, c := range cases {
+		if got := assignmentChanged(c.old, c.new); got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}
