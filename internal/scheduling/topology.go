@@ -57,10 +57,11 @@ type placedUse struct {
 func (c *cycle) placeOn(w *workload.Info, podSets []flavors.PodSetAssignment,
 	treeOf func(kueue.ResourceFlavorReference) *tas.Tree) ([]flavors.PodSetAssignment, string, bool) {
 	cloned := false
+	grouped := map[int]bool{}
 	for i := range podSets {
 		ps := &podSets[i]
 		flavor, ok := topologyFlavor(c, ps)
-		if !ok {
+		if !ok || grouped[i] {
 			continue
 		}
 		if msg, bad := c.snap.TopologyErrors[flavor]; bad {
@@ -70,13 +71,19 @@ func (c *cycle) placeOn(w *workload.Info, podSets []flavors.PodSetAssignment,
 		if shape == nil {
 			continue
 		}
-		req := topologyRequest(shape, ps.Count)
 		tree := treeOf(flavor)
-		placeOn := tree
-		if flavors.NarrowsNodes(shape) {
-			// Only the nodes the pods' own selector and affinity admit.
-			placeOn = tree.Masked(func(node string) bool { return flavors.NodeMatches(shape, c.snap.NodeLabels[node]) })
+		if j := groupPartner(c, w, podSets, i, flavor); j >= 0 {
+			if !cloned {
+				podSets, cloned = slices.Clone(podSets), true
+			}
+			if msg, ok := c.placePair(w, podSets, i, j, tree); !ok {
+				return nil, fmt.Sprintf("pod sets %s and %s (one group): flavor %s: %s", podSets[i].Name, podSets[j].Name, flavor, msg), false
+			}
+			grouped[j] = true
+			continue
 		}
+		req := topologyRequest(shape, ps.Count)
+		placeOn := c.allowedNodes(tree, shape)
 		ta, why := placeOn.Place(req)
 		if ta == nil {
 			return nil, fmt.Sprintf("pod set %s: flavor %s: %s", ps.Name, flavor, why), false
@@ -90,6 +97,43 @@ func (c *cycle) placeOn(w *workload.Info, podSets []flavors.PodSetAssignment,
 		tree.Use(ta, shape.PerPod)
 	}
 	return podSets, "", true
+}
+
+// allowedNodes returns tree, masked to the nodes the PodSets' own node
+// selectors and required affinities admit when some narrows them.
+func (c *cycle) allowedNodes(tree *tas.Tree, shapes ...*workload.PodSetShape) *tas.Tree {
+	if !slices.ContainsFunc(shapes, flavors.NarrowsNodes) {
+		return tree
+	}
+	return tree.Masked(func(node string) bool {
+		labels := c.snap.NodeLabels[node]
+		for _, s := range shapes {
+			if !flavors.NodeMatches(s, labels) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// placePair places the two PodSets i and j of a group together on tree
+// (podSets is the caller's copy), the smaller one first.
+func (c *cycle) placePair(w *workload.Info, podSets []flavors.PodSetAssignment, i, j int, tree *tas.Tree) (string, bool) {
+	if podSets[j].Count < podSets[i].Count {
+		i, j = j, i
+	}
+	a, b := shapeOf(w.Shape, podSets[i].Name), shapeOf(w.Shape, podSets[j].Name)
+	if a == nil || b == nil {
+		return "pod set not found", false
+	}
+	taA, taB, why := placeGroup(c.allowedNodes(tree, a, b), a, b, podSets[i].Count, podSets[j].Count)
+	if taA == nil {
+		return why, false
+	}
+	podSets[i].Topology, podSets[j].Topology = taA, taB
+	tree.Use(taA, a.PerPod)
+	tree.Use(taB, b.PerPod)
+	return "", true
 }
 
 // topologyFlavor returns the TAS flavor a PodSet was assigned, if any.

@@ -287,3 +287,39 @@ func TestTopologyPreemptionNotAllowed(t *testing.T) {
 		}
 	}
 }
+
+// The two PodSets of a group (a leader and its workers) land in the same
+// rack, though apart the leader alone would take the tighter rack.
+func TestDecidePlacesAPodSetGroupTogether(t *testing.T) {
+	st := tasCluster(t, "tas")
+	holding(t, st, "other", 0, 1, map[string]int32{"a1": 3}) // rack a: 5 CPUs free, rack b: 8
+	perPod := resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: resources.One}
+	topo := func() *kueue.PodSetTopologyRequest {
+		return &kueue.PodSetTopologyRequest{Required: ptr.To(testRack), PodSetGroupName: ptr.To("g")}
+	}
+	shape := workload.NewShape([]workload.PodSetShape{
+		{Name: "leader", Count: 1, PerPod: perPod, Topology: topo()},
+		{Name: "workers", Count: 6, PerPod: perPod, Topology: topo()},
+	})
+	w := &workload.Info{Key: types.NamespacedName{Namespace: "default", Name: "lws"}, UID: "lws", ClusterQueue: "cq", Shape: shape}
+	d := decideOne(t, st, w)["lws"]
+	if !d.Admit {
+		t.Fatalf("not admitted: %s", d.Explain())
+	}
+	racks := map[string]int32{}
+	for _, ps := range AdmissionOf("cq", d.Assignment).PodSetAssignments {
+		doms, err := tas.Domains(ps.TopologyAssignment)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dom := range doms {
+			racks[dom.Values[0][:1]] += dom.Count
+		}
+		if ps.Name == "leader" && (len(doms) != 1 || doms[0].Count != 1) {
+			t.Fatalf("leader: %v", doms)
+		}
+	}
+	if len(racks) != 1 || racks["b"] != 7 {
+		t.Fatalf("want leader and workers together in rack b, got %v", racks)
+	}
+}

@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/utils/ptr"
@@ -29,6 +30,8 @@ type Manager struct {
 	*app.Manager
 	cancel context.CancelFunc
 	done   chan error
+	once   sync.Once
+	err    error
 }
 
 // StartManager starts a manager against the environment's API server and
@@ -76,15 +79,18 @@ func (e *Env) startManager(cfg *configapi.Configuration, override func(*app.Opti
 	return mm, nil
 }
 
-// Stop stops the manager and waits for it to return.
+// Stop stops the manager and waits for it to return; stopping it again
+// returns the first outcome.
 func (m *Manager) Stop() error {
-	m.cancel()
-	select {
-	case err := <-m.done:
-		return err
-	case <-time.After(60 * time.Second):
-		return fmt.Errorf("manager did not stop within 60s")
-	}
+	m.once.Do(func() {
+		m.cancel()
+		select {
+		case m.err = <-m.done:
+		case <-time.After(60 * time.Second):
+			m.err = fmt.Errorf("manager did not stop within 60s")
+		}
+	})
+	return m.err
 }
 
 // WaitCycles wakes the scheduler and waits for one more scheduling cycle,

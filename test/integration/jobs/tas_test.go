@@ -237,3 +237,52 @@ func TestTopologyPreemptionFreesARack(t *testing.T) {
 		t.Fatalf("low-first was evicted too: %+v", c)
 	}
 }
+
+// After a restart the placements of admitted workloads are counted from
+// their assignments before anything new is placed: no rack is given twice.
+func TestTopologyPlacementsSurviveARestart(t *testing.T) {
+	startManager(t)
+	ns, hosts := tasQueues(t, nil)
+	rackJob := func(name string) {
+		j := newJob(ns, name, "lq", 8, "1")
+		j.Spec.Template.Annotations = map[string]string{"kueue.x-k8s.io/podset-required-topology": rackLabel}
+		create(t, j)
+	}
+	rackOf := func(job string) string {
+		racks, _, err := placedRacks(t, ns, job, hosts)
+		if err != nil || len(racks) != 1 {
+			return ""
+		}
+		for r := range racks {
+			return r
+		}
+		return ""
+	}
+	rackJob("before")
+	eventually(t, "before placed", func() error {
+		if rackOf("before") == "" {
+			return fmt.Errorf("not placed")
+		}
+		return nil
+	})
+	if err := current.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	startManager(t)
+	rackJob("after")
+	rackJob("third")
+	eventually(t, "after placed in the other rack, third waiting", func() error {
+		a, b := rackOf("before"), rackOf("after")
+		if b == "" || a == b {
+			return fmt.Errorf("before in rack %q, after in rack %q", a, b)
+		}
+		wl := workloadOf(t, getJob(t, ns, "third"))
+		if wl == nil {
+			return fmt.Errorf("third has no Workload")
+		}
+		if c := condition(wl, kueue.WorkloadQuotaReserved); c == nil || c.Reason != "TopologyPlacementFailed" {
+			return fmt.Errorf("third: QuotaReserved %+v", c)
+		}
+		return nil
+	})
+}
