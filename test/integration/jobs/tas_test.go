@@ -270,12 +270,19 @@ func TestTopologyPlacementsSurviveARestart(t *testing.T) {
 	}
 	startManager(t)
 	rackJob("after")
-	rackJob("third")
-	eventually(t, "after placed in the other rack, third waiting", func() error {
+	eventually(t, "after placed in the other rack", func() error {
 		a, b := rackOf("before"), rackOf("after")
 		if b == "" || a == b {
-			return fmt.Errorf("before in rack %q, after in rack %q", a, b)
+			var st any
+			if wl := workloadOf(t, getJob(t, ns, "after")); wl != nil {
+				st = condition(wl, kueue.WorkloadQuotaReserved)
+			}
+			return fmt.Errorf("before in rack %q, after in rack %q (QuotaReserved %+v)", a, b, st)
 		}
+		return nil
+	})
+	rackJob("third")
+	eventually(t, "third waits: both racks are taken", func() error {
 		wl := workloadOf(t, getJob(t, ns, "third"))
 		if wl == nil {
 			return fmt.Errorf("third has no Workload")
