@@ -37,6 +37,10 @@ type Node struct {
 	Schedulable bool
 }
 
+// holderChange is one admission's change of topology capacity: old
+// released (nil: none), new taken (nil: none).
+type holderChange struct{ old, new *Admitted }
+
 // podUse is one pod's requests on its node.
 type podUse struct {
 	node     string
@@ -64,6 +68,9 @@ type tasState struct {
 	// holderList lists them by key, as of treesAt.
 	holders    map[types.NamespacedName]*Admitted
 	holderList []*Admitted
+	// changes are the holders' changes since treesAt, applied to the trees
+	// one by one when that is exact (applyChanges).
+	changes []holderChange
 	// synced is set once the nodes and pods were listed.
 	synced bool
 }
@@ -186,7 +193,10 @@ func (s *State) topologyTrees() (map[kueue.ResourceFlavorReference]*tas.Tree, ma
 		s.buildBases()
 	} else if s.tas.treesAt == s.tas.uses {
 		return s.tas.trees, s.tas.treeErrs
+	} else if s.applyChanges() {
+		return s.tas.trees, s.tas.treeErrs
 	}
+	s.tas.changes = s.tas.changes[:0]
 	trees := make(map[kueue.ResourceFlavorReference]*tas.Tree, len(s.tas.bases))
 	for name, base := range s.tas.bases {
 		trees[name] = base.Clone()
@@ -205,6 +215,52 @@ func (s *State) topologyTrees() (map[kueue.ResourceFlavorReference]*tas.Tree, ma
 	}
 	s.tas.trees, s.tas.treesAt, s.tas.holderList = trees, s.tas.uses, list
 	return trees, s.tas.treeErrs
+}
+
+// applyChanges brings the trees and the holder list up to date from the
+// changes since they were built, on copies (snapshots share the old
+// ones): a few Uses and Releases instead of the Uses of every holder. It
+// reports false, changing nothing, when that would not be exact (a tree
+// whose domains hold several nodes, a release Use cannot undo), and the
+// caller builds the trees again.
+func (s *State) applyChanges() bool {
+	if s.tas.trees == nil || len(s.tas.changes) == 0 || len(s.tas.changes) > len(s.tas.holders) {
+		return false
+	}
+	trees := make(map[kueue.ResourceFlavorReference]*tas.Tree, len(s.tas.trees))
+	for name, t := range s.tas.trees {
+		if !t.NodePerDomain() {
+			return false
+		}
+		trees[name] = t.Clone()
+	}
+	list := slices.Clone(s.tas.holderList)
+	for _, ch := range s.tas.changes {
+		if ch.old != nil {
+			for _, u := range ch.old.Topology {
+				if t := trees[u.Flavor]; t != nil && u.Assignment != nil && !t.Release(u.Assignment, u.PerPod) {
+					return false
+				}
+			}
+			i, found := slices.BinarySearchFunc(list, ch.old, compareKeys)
+			if !found || list[i] != ch.old {
+				return false
+			}
+			list = slices.Delete(list, i, i+1)
+		}
+		if ch.new != nil {
+			for _, u := range ch.new.Topology {
+				if t := trees[u.Flavor]; t != nil && u.Assignment != nil {
+					t.Use(u.Assignment, u.PerPod)
+				}
+			}
+			i, _ := slices.BinarySearchFunc(list, ch.new, compareKeys)
+			list = slices.Insert(list, i, ch.new)
+		}
+	}
+	s.tas.trees, s.tas.treesAt, s.tas.holderList = trees, s.tas.uses, list
+	s.tas.changes = s.tas.changes[:0]
+	return true
 }
 
 // buildBases builds, for every TAS flavor, the tree of its nodes less the
@@ -286,15 +342,18 @@ func tolerated(taints []corev1.Taint, tolerations []corev1.Toleration) bool {
 // setHolder records the admission of key (nil: none) for the topology
 // capacity it takes.
 func (s *State) setHolder(key types.NamespacedName, a *Admitted) {
-	_, held := s.tas.holders[key]
+	prev, held := s.tas.holders[key]
+	ch := holderChange{old: prev}
 	switch {
 	case a != nil && len(a.Topology) > 0:
 		s.tas.holders[key] = a
+		ch.new = a
 	case held:
 		delete(s.tas.holders, key)
 	default:
 		return
 	}
+	s.tas.changes = append(s.tas.changes, ch)
 	s.tas.uses++
 }
 

@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -195,5 +196,77 @@ func BenchmarkTopologySnapshot(b *testing.B) {
 			b.Fatal("no tree")
 		}
 		s.Forget(a.Key)
+	}
+}
+
+// Trees brought up to date change by change equal trees built from
+// scratch, over random admissions, releases and replacements.
+func TestTopologyTreesIncrementalMatchRebuild(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	s := New()
+	s.SetFlavor(&Flavor{Name: "f", NodeLabels: map[string]string{"pool": "tas"}, TopologyName: "topo"})
+	s.SetTopology("topo", []string{rackLabel, corev1.LabelHostname})
+	var hosts []string
+	for i := range 12 {
+		n := tasNode(fmt.Sprintf("n%02d", i), fmt.Sprintf("r%d", i%3), 8000)
+		n.Labels[corev1.LabelHostname] = n.Name
+		hosts = append(hosts, n.Name)
+		s.SetNode(n)
+	}
+	s.SetTopologySynced()
+	held := map[string]*Admitted{}
+	for step := range 300 {
+		name := fmt.Sprintf("w%d", rng.IntN(20))
+		a, ok := held[name]
+		switch {
+		case ok && rng.IntN(3) == 0:
+			b := *a
+			b.Evicting = true
+			if err := s.Replace(&b); err != nil {
+				t.Fatal(err)
+			}
+			held[name] = &b
+		case ok:
+			s.Forget(a.Key)
+			delete(held, name)
+		default:
+			a = admitted(name, "cq", 1000)
+			a.Topology = []TopologyUse{{Flavor: "f", PerPod: resources.Requests{corev1.ResourceCPU: 1000},
+				Assignment: tas.Encode([]string{corev1.LabelHostname}, []tas.Domain{{Values: []string{hosts[rng.IntN(len(hosts))]}, Count: int32(1 + rng.IntN(3))}})}}
+			if err := s.Assume(a); err != nil {
+				t.Fatal(err)
+			}
+			held[name] = a
+		}
+		if rng.IntN(3) > 0 {
+			continue
+		}
+		got := s.Snapshot()
+		fresh := New()
+		fresh.SetFlavor(&Flavor{Name: "f", NodeLabels: map[string]string{"pool": "tas"}, TopologyName: "topo"})
+		fresh.SetTopology("topo", []string{rackLabel, corev1.LabelHostname})
+		for _, h := range hosts {
+			n := tasNode(h, "", 8000)
+			n.Labels = s.tas.nodes[h].Labels
+			fresh.SetNode(n)
+		}
+		fresh.SetTopologySynced()
+		for _, a := range held {
+			if err := fresh.Assume(a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := fresh.Snapshot()
+		if !got.Topologies["f"].Equal(want.Topologies["f"]) {
+			t.Fatalf("step %d: the tree kept up to date differs from one built from scratch", step)
+		}
+		if len(got.TopologyUsers) != len(want.TopologyUsers) {
+			t.Fatalf("step %d: %d users, want %d", step, len(got.TopologyUsers), len(want.TopologyUsers))
+		}
+		for i := range got.TopologyUsers {
+			if got.TopologyUsers[i].Key != want.TopologyUsers[i].Key {
+				t.Fatalf("step %d: users out of order", step)
+			}
+		}
 	}
 }

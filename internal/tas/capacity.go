@@ -80,6 +80,54 @@ func (t *Tree) take(i int, n int64, req *podRequest) {
 	}
 }
 
+// give adds n pods of req back to node i.
+func (t *Tree) give(i int, n int64, req *podRequest) {
+	base := i * len(t.names)
+	for r, a := range req.amounts {
+		if a != 0 && t.has[base+r] {
+			t.free[base+r] = resources.Add(t.free[base+r], resources.Mul(a, n))
+		}
+	}
+}
+
+// Release gives back what Use took for an assignment. That is exact when
+// every domain of the assignment is a single node (the usual case: the
+// Topology's lowest level is the host); otherwise Use's split among a
+// domain's nodes cannot be undone, and Release reports false and changes
+// nothing: the caller builds the tree again. Domains it cannot find are
+// ignored, as Use ignores them.
+func (t *Tree) Release(a *kueue.TopologyAssignment, perPod resources.Requests) bool {
+	domains, err := Domains(a)
+	if err != nil || len(domains) == 0 {
+		return true
+	}
+	find := t.finder(a.Levels)
+	if find == nil {
+		return true
+	}
+	last := len(t.levels) - 1
+	nodes := make([]int32, len(domains))
+	for i, d := range domains {
+		leaf, ok := find(d.Values)
+		if !ok {
+			nodes[i] = -1
+			continue
+		}
+		dom := t.doms[last][leaf]
+		if dom.hi-dom.lo != 1 {
+			return false
+		}
+		nodes[i] = dom.lo
+	}
+	req := t.podRequest(perPod)
+	for i, d := range domains {
+		if nodes[i] >= 0 {
+			t.give(int(nodes[i]), int64(d.Count), &req)
+		}
+	}
+	return true
+}
+
 // Use subtracts the capacity a placed assignment takes: perPod × count in each of its domains. Domains
 // it cannot find (node gone) are ignored. Used for admitted workloads and for admissions earlier in a cycle.
 //

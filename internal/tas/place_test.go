@@ -240,3 +240,28 @@ func TestMasked(t *testing.T) {
 		t.Fatalf("the unmasked tree keeps every node: %s", got)
 	}
 }
+
+// Release undoes Use exactly on single-node domains, and declines on a
+// domain of several nodes.
+func TestRelease(t *testing.T) {
+	tree := NewTree(hostLevels, cluster())
+	before := render(t, tree, Request{Count: 8, PerPod: oneCPU, Required: rack})
+	a, _ := tree.Place(Request{Count: 8, PerPod: oneCPU, Required: rack})
+	tree.Use(a, oneCPU)
+	if got := render(t, tree, Request{Count: 8, PerPod: oneCPU, Required: rack}); !strings.HasPrefix(got, "fail") {
+		t.Fatalf("rack r1 is full: %s", got)
+	}
+	if !tree.Release(a, oneCPU) {
+		t.Fatal("single-node domains release exactly")
+	}
+	if got := render(t, tree, Request{Count: 8, PerPod: oneCPU, Required: rack}); got != before {
+		t.Fatalf("after Release %s, before Use %s", got, before)
+	}
+	levels := []string{block, rack}
+	grouped := NewTree(levels, cluster())
+	b, _ := grouped.Place(Request{Count: 3, PerPod: oneCPU, Required: rack})
+	grouped.Use(b, oneCPU)
+	if grouped.Release(b, oneCPU) {
+		t.Fatal("a rack of two nodes cannot be released exactly")
+	}
+}

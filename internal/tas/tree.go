@@ -191,3 +191,18 @@ func (t *Tree) assignmentLevels() []string {
 	}
 	return levels
 }
+
+// NodePerDomain reports whether every lowest-level domain is one node (the
+// Topology ends with the host): Release is then exact.
+func (t *Tree) NodePerDomain() bool {
+	return len(t.levels) > 0 && len(t.doms[len(t.levels)-1]) == len(t.nodes)
+}
+
+// Equal reports whether two trees have the same domains, nodes and free
+// capacity.
+func (t *Tree) Equal(o *Tree) bool {
+	if t.shape != o.shape && (!slices.Equal(t.levels, o.levels) || !slices.Equal(t.nodes, o.nodes) || !slices.Equal(t.names, o.names)) {
+		return false
+	}
+	return slices.Equal(t.free, o.free) && slices.Equal(t.off, o.off)
+}
