@@ -7,6 +7,7 @@ import (
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
+	"github.com/kuota-dev/kuota/internal/state"
 	"github.com/kuota-dev/kuota/internal/tas"
 	"github.com/kuota-dev/kuota/internal/workload"
 )
@@ -83,7 +84,7 @@ func (c *cycle) placeOn(w *workload.Info, podSets []flavors.PodSetAssignment,
 			continue
 		}
 		req := topologyRequest(shape, ps.Count)
-		placeOn := c.allowedNodes(tree, shape)
+		placeOn := c.allowedNodes(tree, flavor, shape)
 		ta, why := placeOn.Place(req)
 		if ta == nil {
 			return nil, fmt.Sprintf("pod set %s: flavor %s: %s", ps.Name, flavor, why), false
@@ -99,16 +100,19 @@ func (c *cycle) placeOn(w *workload.Info, podSets []flavors.PodSetAssignment,
 	return podSets, "", true
 }
 
-// allowedNodes returns tree, masked to the nodes the PodSets' own node
-// selectors and required affinities admit when some narrows them.
-func (c *cycle) allowedNodes(tree *tas.Tree, shapes ...*workload.PodSetShape) *tas.Tree {
-	if !slices.ContainsFunc(shapes, flavors.NarrowsNodes) {
+// allowedNodes returns tree, masked to the nodes the PodSets may run on
+// when some are excluded: by the PodSets' own node selectors and required
+// affinities, and by taints of the flavor's nodes that the flavor does
+// not tolerate and the PodSets do not either.
+func (c *cycle) allowedNodes(tree *tas.Tree, flavor kueue.ResourceFlavorReference, shapes ...*workload.PodSetShape) *tas.Tree {
+	tainted := c.snap.NodeTaints[flavor]
+	if len(tainted) == 0 && !slices.ContainsFunc(shapes, flavors.NarrowsNodes) {
 		return tree
 	}
 	return tree.Masked(func(node string) bool {
-		labels := c.snap.NodeLabels[node]
+		labels, taints := c.snap.NodeLabels[node], tainted[node]
 		for _, s := range shapes {
-			if !flavors.NodeMatches(s, labels) {
+			if !flavors.NodeMatches(s, labels) || !state.Tolerated(taints, s.Tolerations) {
 				return false
 			}
 		}
@@ -126,7 +130,8 @@ func (c *cycle) placePair(w *workload.Info, podSets []flavors.PodSetAssignment, 
 	if a == nil || b == nil {
 		return "pod set not found", false
 	}
-	taA, taB, why := placeGroup(c.allowedNodes(tree, a, b), a, b, podSets[i].Count, podSets[j].Count)
+	flavor, _ := topologyFlavor(c, &podSets[i])
+	taA, taB, why := placeGroup(c.allowedNodes(tree, flavor, a, b), a, b, podSets[i].Count, podSets[j].Count)
 	if taA == nil {
 		return why, false
 	}

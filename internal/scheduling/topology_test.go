@@ -323,3 +323,27 @@ func TestDecidePlacesAPodSetGroupTogether(t *testing.T) {
 		t.Fatalf("want leader and workers together in rack b, got %v", racks)
 	}
 }
+
+// A node whose taint the flavor does not tolerate takes only pods that
+// tolerate it themselves.
+func TestDecidePlacesOnTaintedNodesOnlyWhenTolerated(t *testing.T) {
+	st := tasCluster(t, "tas")
+	for _, h := range []string{"b1", "b2"} {
+		st.SetNode(&state.Node{Name: h, Schedulable: true,
+			Labels:      map[string]string{testRack: "b", corev1.LabelHostname: h, "pool": "tas"},
+			Allocatable: resources.Requests{corev1.ResourceCPU: 4000, corev1.ResourcePods: 110 * resources.One},
+			Taints:      []corev1.Taint{{Key: "gpu", Value: "yes", Effect: corev1.TaintEffectNoSchedule}}})
+	}
+	shapeWith := func(tols []corev1.Toleration) *workload.Info {
+		perPod := resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: resources.One}
+		shape := workload.NewShape([]workload.PodSetShape{{Name: "main", Count: 12, PerPod: perPod, Tolerations: tols}})
+		return &workload.Info{Key: types.NamespacedName{Namespace: "default", Name: "w"}, UID: "w", ClusterQueue: "cq", Shape: shape}
+	}
+	if got := decideOne(t, st, shapeWith(nil))["w"]; got.Admit || got.Reason != TopologyPlacementFailed {
+		t.Fatalf("12 pods fit only with rack b's tainted nodes: want TopologyPlacementFailed, got %v %s", got.Admit, got.Reason)
+	}
+	tol := []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpEqual, Value: "yes", Effect: corev1.TaintEffectNoSchedule}}
+	if got := decideOne(t, st, shapeWith(tol))["w"]; !got.Admit {
+		t.Fatalf("pods that tolerate the taint use rack b: %s", got.Explain())
+	}
+}

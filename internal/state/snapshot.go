@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"strings"
 	"time"
 
@@ -41,6 +42,10 @@ type Snapshot struct {
 	// NodeLabels holds the labels of the nodes, by name, when some TAS
 	// flavor has a tree (shared, read-only).
 	NodeLabels map[string]map[string]string
+	// NodeTaints holds, per TAS flavor, the NoSchedule and NoExecute taints
+	// of its nodes that the flavor does not tolerate: only PodSets that
+	// tolerate them may be placed there.
+	NodeTaints map[kueue.ResourceFlavorReference]map[string][]corev1.Taint
 	// TopologyBases are the TAS flavors' trees before any admitted
 	// workload's pods (nodes less other pods), and TopologyUsers the
 	// admitted workloads whose pods take topology capacity, by key: a

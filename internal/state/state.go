@@ -314,6 +314,7 @@ func (s *State) Snapshot() *Snapshot {
 		Topologies:     trees,
 		TopologyErrors: treeErrs,
 		NodeLabels:     s.tas.nodeLabels,
+		NodeTaints:     s.tas.taints,
 		TopologyBases:  s.tas.bases,
 		TopologyUsers:  s.tas.holderList,
 		Tree:           s.tree.Freeze(),

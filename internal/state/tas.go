@@ -62,8 +62,10 @@ type tasState struct {
 	uses, treesAt                uint64
 	bases, trees                 map[kueue.ResourceFlavorReference]*tas.Tree
 	treeErrs                     map[kueue.ResourceFlavorReference]string
-	// nodeLabels holds every node's labels, by name, as of baseAt.
+	// nodeLabels holds every node's labels, by name, as of baseAt; taints,
+	// per flavor, the taints of its nodes the flavor does not tolerate.
 	nodeLabels map[string]map[string]string
+	taints     map[kueue.ResourceFlavorReference]map[string][]corev1.Taint
 	// holders are the admissions that take topology capacity;
 	// holderList lists them by key, as of treesAt.
 	holders    map[types.NamespacedName]*Admitted
@@ -267,6 +269,7 @@ func (s *State) applyChanges() bool {
 // pods placed without topology, or says why there is none.
 func (s *State) buildBases() {
 	bases := map[kueue.ResourceFlavorReference]*tas.Tree{}
+	taints := map[kueue.ResourceFlavorReference]map[string][]corev1.Taint{}
 	errs := map[kueue.ResourceFlavorReference]string{}
 	for name, f := range s.flavors.m {
 		if f.TopologyName == "" {
@@ -281,9 +284,13 @@ func (s *State) buildBases() {
 			errs[name] = "the nodes and pods of the cluster are not listed yet"
 			continue
 		}
-		bases[name] = tas.NewTree(levels, s.flavorNodes(f))
+		nodes, tainted := s.flavorNodes(f)
+		bases[name] = tas.NewTree(levels, nodes)
+		if tainted != nil {
+			taints[name] = tainted
+		}
 	}
-	s.tas.bases, s.tas.treeErrs = bases, errs
+	s.tas.bases, s.tas.treeErrs, s.tas.taints = bases, errs, taints
 	s.tas.nodeLabels = nil
 	if len(bases) > 0 {
 		s.tas.nodeLabels = make(map[string]map[string]string, len(s.tas.nodes))
@@ -298,13 +305,20 @@ func (s *State) buildBases() {
 // flavorNodes lists, by name, the schedulable nodes carrying the flavor's
 // node labels whose NoSchedule and NoExecute taints the flavor tolerates,
 // with what pods placed without topology leave free.
-func (s *State) flavorNodes(f *Flavor) []tas.Node {
+func (s *State) flavorNodes(f *Flavor) ([]tas.Node, map[string][]corev1.Taint) {
 	names := slices.Sorted(maps.Keys(s.tas.nodes))
 	out := make([]tas.Node, 0, len(names))
+	var tainted map[string][]corev1.Taint
 	for _, name := range names {
 		n := s.tas.nodes[name]
-		if !n.Schedulable || !matchesLabels(n.Labels, f.NodeLabels) || !tolerated(n.Taints, f.Tolerations) {
+		if !n.Schedulable || !matchesLabels(n.Labels, f.NodeLabels) {
 			continue
+		}
+		if left := untolerated(n.Taints, f.Tolerations); len(left) > 0 {
+			if tainted == nil {
+				tainted = map[string][]corev1.Taint{}
+			}
+			tainted[name] = left
 		}
 		free := n.Allocatable.Clone()
 		for r, q := range s.tas.used[name] {
@@ -314,7 +328,7 @@ func (s *State) flavorNodes(f *Flavor) []tas.Node {
 		}
 		out = append(out, tas.Node{Name: name, Labels: n.Labels, Free: free})
 	}
-	return out
+	return out, tainted
 }
 
 func matchesLabels(have, want map[string]string) bool {
@@ -326,17 +340,25 @@ func matchesLabels(have, want map[string]string) bool {
 	return true
 }
 
-func tolerated(taints []corev1.Taint, tolerations []corev1.Toleration) bool {
+// untolerated returns the NoSchedule and NoExecute taints tolerations do
+// not tolerate.
+func untolerated(taints []corev1.Taint, tolerations []corev1.Toleration) []corev1.Taint {
+	var out []corev1.Taint
 	for i := range taints {
 		t := &taints[i]
 		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
 			continue
 		}
 		if !slices.ContainsFunc(tolerations, func(tol corev1.Toleration) bool { return Tolerates(&tol, t) }) {
-			return false
+			out = append(out, *t)
 		}
 	}
-	return true
+	return out
+}
+
+// Tolerated reports whether tolerations tolerate every taint.
+func Tolerated(taints []corev1.Taint, tolerations []corev1.Toleration) bool {
+	return len(untolerated(taints, tolerations)) == 0
 }
 
 // setHolder records the admission of key (nil: none) for the topology
