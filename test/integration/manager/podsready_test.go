@@ -51,10 +51,17 @@ func requeueCount(wl *kueue.Workload) int32 {
 func TestWaitForPodsReadyTimeoutBackoffAndLimit(t *testing.T) {
 	startManager(t, shortPodsReady(2*time.Second, 0, ptr.To[int32](1)))
 	ns, cq, _ := singleQueue(t, "4")
-	create(t, newWorkload(ns, "stuck", "lq", 1, "1", 0), newWorkload(ns, "healthy", "lq", 1, "1", 0))
+	// The healthy workload's pods are ready as soon as it exists: set
+	// after waiting for its admission, a loaded machine could let its
+	// 2 s timeout pass first.
+	create(t, newWorkload(ns, "healthy", "lq", 1, "1", 0))
+	setPodsReady(t, ns, "healthy", metav1.ConditionTrue, kueue.WorkloadStarted)
+	create(t, newWorkload(ns, "stuck", "lq", 1, "1", 0))
 	waitAdmitted(t, ns, "stuck", cq)
 	waitAdmitted(t, ns, "healthy", cq)
-	setPodsReady(t, ns, "healthy", metav1.ConditionTrue, kueue.WorkloadStarted)
+	if wl := getWorkload(t, ns, "healthy"); !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadPodsReady) {
+		t.Fatalf("the admission dropped the healthy workload's PodsReady: %v", wl.Status.Conditions)
+	}
 
 	waitWorkload(t, ns, "stuck", "evicted for the pods-ready timeout", func(wl *kueue.Workload) error {
 		if err := hasCondition(wl, kueue.WorkloadEvicted, metav1.ConditionTrue, kueue.WorkloadEvictedByPodsReadyTimeout); err != nil {
