@@ -34,6 +34,7 @@ func main() {
 }
 
 func run() error {
+	app.DropImportedTestFlags()
 	configFile := flag.String("config", "", "path to the Configuration file (config.kueue.x-k8s.io/v1beta2); defaults apply when empty")
 	localWebhooks := flag.Bool("local-webhooks", false, "run next to a local cluster: serve webhooks on 127.0.0.1:<webhook.port> "+
 		"with a self-issued certificate kept in webhook.certDir, and register the webhook configurations with that URL")

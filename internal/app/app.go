@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	autoscaling "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -108,6 +109,9 @@ func NewScheme() (*runtime.Scheme, error) {
 	}
 	if err := jobframework.AddToScheme(scheme, all.Integrations()); err != nil {
 		return nil, err
+	}
+	if err := autoscaling.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("registering autoscaling.x-k8s.io kinds: %w", err)
 	}
 	return scheme, nil
 }

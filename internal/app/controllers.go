@@ -16,6 +16,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/controller/admissioncheck"
 	"github.com/kuota-dev/kuota/internal/controller/clusterqueue"
+	"github.com/kuota-dev/kuota/internal/controller/provisioningrequest"
 	"github.com/kuota-dev/kuota/internal/controller/resourceflavor"
 	"github.com/kuota-dev/kuota/internal/controller/status"
 	"github.com/kuota-dev/kuota/internal/controller/topologyungater"
@@ -67,6 +68,9 @@ func (m *Manager) setupControllers(cfg *configapi.Configuration, patience time.D
 		return err
 	}
 	if err := topologyungater.Setup(mgr); err != nil {
+		return err
+	}
+	if err := provisioningrequest.Setup(mgr, writer); err != nil {
 		return err
 	}
 	c.OnGone(func(obj *kueue.Workload, a *state.Admitted) { recordFinished(labels, obj, a) })

@@ -1,7 +1,8 @@
 // Package controller holds what the per-kind controllers share. The cache
 // is fed by informer handlers (internal/feed); the controllers under this
 // package only act: they own finalizers (clusterqueue, resourceflavor,
-// admissioncheck) and carry out the Workload lifecycle (workload). They
+// admissioncheck), carry out the Workload lifecycle (workload) and run the
+// ProvisioningRequest admission check (provisioningrequest). They
 // never decide admissions.
 package controller
 

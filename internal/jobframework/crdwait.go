@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -57,19 +58,25 @@ func setupWhenServed(mgr ctrl.Manager, in Integration, setup func() error) error
 	if !needsCRD(in) {
 		return setup()
 	}
+	return WhenServed(mgr, in.GVK, ctrl.Log.WithName("integrations").WithValues("framework", in.Name, "kind", in.GVK.String()), setup)
+}
+
+// WhenServed calls setup now when the API server serves the kind, or else
+// from a runnable that asks discovery every CRDPoll and calls it once the
+// kind is served (its CRD installed), logging both moments.
+func WhenServed(mgr ctrl.Manager, gvk schema.GroupVersionKind, log logr.Logger, setup func() error) error {
 	disc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
 	if err != nil {
 		return fmt.Errorf("creating a discovery client: %w", err)
 	}
-	served, err := kindServed(disc, in.GVK)
+	served, err := kindServed(disc, gvk)
 	if err == nil && served {
 		return setup()
 	}
-	log := ctrl.Log.WithName("integrations").WithValues("framework", in.Name, "kind", in.GVK.String())
 	if err != nil {
-		log.Error(err, "Cannot tell whether the kind is served; the integration starts once it is")
+		log.Error(err, "Cannot tell whether the kind is served; starting once it is")
 	} else {
-		log.Info("The kind is not served (its CRD is not installed); the integration starts once it is")
+		log.Info("The kind is not served (its CRD is not installed); starting once it is")
 	}
 	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		tick := time.NewTicker(CRDPoll)
@@ -80,7 +87,7 @@ func setupWhenServed(mgr ctrl.Manager, in Integration, setup func() error) error
 				return nil
 			case <-tick.C:
 			}
-			served, err := kindServed(disc, in.GVK)
+			served, err := kindServed(disc, gvk)
 			if err != nil {
 				log.V(2).Info("Asking whether the kind is served", "error", err.Error())
 				continue
@@ -89,9 +96,9 @@ func setupWhenServed(mgr ctrl.Manager, in Integration, setup func() error) error
 				continue
 			}
 			if err := setup(); err != nil {
-				return fmt.Errorf("starting the %s integration: %w", in.Name, err)
+				return fmt.Errorf("starting the controller of %s: %w", gvk.Kind, err)
 			}
-			log.Info("The kind is served now; the integration started")
+			log.Info("The kind is served now; started")
 			return nil
 		}
 	}))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -32,10 +33,8 @@ func NewWorkload(ctx context.Context, c client.Reader, job Job, gvk schema.Group
 		return nil, err
 	}
 	wl.Labels[JobUIDLabel] = string(obj.GetUID())
-	wl.Annotations = map[string]string{
-		JobOwnerGVKAnnotation:  gvk.String(),
-		JobOwnerNameAnnotation: obj.GetName(),
-	}
+	wl.Annotations[JobOwnerGVKAnnotation] = gvk.String()
+	wl.Annotations[JobOwnerNameAnnotation] = obj.GetName()
 	wl.OwnerReferences = []metav1.OwnerReference{{
 		APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: obj.GetName(), UID: obj.GetUID(),
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
@@ -56,10 +55,11 @@ func BuildWorkload(ctx context.Context, c client.Reader, obj client.Object, name
 	}
 	wl := &kueue.Workload{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:       name,
-			Namespace:  obj.GetNamespace(),
-			Finalizers: []string{kueue.ResourceInUseFinalizerName},
-			Labels:     map[string]string{},
+			Name:        name,
+			Namespace:   obj.GetNamespace(),
+			Finalizers:  []string{kueue.ResourceInUseFinalizerName},
+			Labels:      map[string]string{},
+			Annotations: provisioningAnnotations(obj),
 		},
 		Spec: kueue.WorkloadSpec{
 			PodSets:   podSets,
@@ -84,6 +84,23 @@ func BuildWorkload(ctx context.Context, c client.Reader, obj client.Object, name
 	}
 	wl.Spec.PriorityClassRef, wl.Spec.Priority = ref, priority
 	return wl, nil
+}
+
+// ProvisioningParameterPrefix marks a job's annotations that its
+// Workload carries for the ProvisioningRequest admission check, which
+// passes them to cluster-autoscaler as parameters.
+const ProvisioningParameterPrefix = "provreq.kueue.x-k8s.io/"
+
+// provisioningAnnotations copies the job's annotations that carry
+// ProvisioningParameterPrefix (an empty map when it has none).
+func provisioningAnnotations(obj client.Object) map[string]string {
+	out := map[string]string{}
+	for k, v := range obj.GetAnnotations() {
+		if strings.HasPrefix(k, ProvisioningParameterPrefix) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // priorityOf resolves the job's priority: the WorkloadPriorityClass its

@@ -17,6 +17,7 @@ var purePackages = []string{
 	"github.com/kuota-dev/kuota/internal/queueing",
 	"github.com/kuota-dev/kuota/internal/state",
 	"github.com/kuota-dev/kuota/internal/lifecycle",
+	"github.com/kuota-dev/kuota/internal/provisioning",
 	"github.com/kuota-dev/kuota/internal/scheduling/...",
 }
 

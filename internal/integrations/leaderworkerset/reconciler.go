@@ -102,11 +102,9 @@ func (r *Reconciler) create(ctx context.Context, lws *lwsv1.LeaderWorkerSet, nam
 		return err
 	}
 	wl.Labels[jobframework.JobUIDLabel] = string(lws.UID)
-	wl.Annotations = map[string]string{
-		jobframework.JobOwnerGVKAnnotation:     GVK.String(),
-		jobframework.JobOwnerNameAnnotation:    lws.Name,
-		jobframework.IsGroupWorkloadAnnotation: "true",
-	}
+	wl.Annotations[jobframework.JobOwnerGVKAnnotation] = GVK.String()
+	wl.Annotations[jobframework.JobOwnerNameAnnotation] = lws.Name
+	wl.Annotations[jobframework.IsGroupWorkloadAnnotation] = "true"
 	wl.OwnerReferences = []metav1.OwnerReference{{
 		APIVersion: GVK.GroupVersion().String(), Kind: GVK.Kind, Name: lws.Name, UID: lws.UID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),

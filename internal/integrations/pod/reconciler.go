@@ -334,13 +334,14 @@ func (r *Reconciler) create(ctx context.Context, u *unit) error {
 		return err
 	}
 	if u.group {
-		wl.Annotations = map[string]string{jobframework.IsGroupWorkloadAnnotation: "true"}
+		wl.Annotations[jobframework.IsGroupWorkloadAnnotation] = "true"
 		for i := range u.pods {
 			wl.OwnerReferences = append(wl.OwnerReferences, podOwner(&u.pods[i], false))
 		}
 	} else {
 		wl.Labels[jobframework.JobUIDLabel] = string(ref.UID)
-		wl.Annotations = map[string]string{jobframework.JobOwnerGVKAnnotation: GVK.String(), jobframework.JobOwnerNameAnnotation: ref.Name}
+		wl.Annotations[jobframework.JobOwnerGVKAnnotation] = GVK.String()
+		wl.Annotations[jobframework.JobOwnerNameAnnotation] = ref.Name
 		wl.OwnerReferences = []metav1.OwnerReference{podOwner(ref, true)}
 	}
 	if err := r.Client.Create(ctx, wl); err != nil && !apierrors.IsAlreadyExists(err) {
