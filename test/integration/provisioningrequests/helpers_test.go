@@ -1,12 +1,8 @@
 package provisioningrequests
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,13 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	autoscaling "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/app"
-	"github.com/kuota-dev/kuota/internal/paths"
+	"github.com/kuota-dev/kuota/internal/testutil"
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
@@ -54,39 +49,28 @@ func start(t *testing.T) client.Client {
 	return c
 }
 
-// example decodes one of Kueue's example manifests (read from the shared
-// folder beside the checkout).
-func example(t *testing.T, name string) []*unstructured.Unstructured {
+// example returns the objects of one of Kueue's example manifests under
+// examples/provisioning (read from the shared folder beside the
+// checkout), of the given API group.
+func example(t *testing.T, name, group string) []*unstructured.Unstructured {
 	t.Helper()
-	shared, err := paths.SharedDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(shared, "compat", "examples", "provisioning", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	var out []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out
-			}
-			t.Fatalf("decoding %s: %v", name, err)
-		}
-		if len(u.Object) > 0 {
-			out = append(out, u)
+	for _, e := range testutil.KueueExamples(t, group, func(string) bool { return true }) {
+		if e.File == filepath.Join("provisioning", name) {
+			out = append(out, e.Obj)
 		}
 	}
+	if len(out) == 0 {
+		t.Fatalf("no %s objects in Kueue's example provisioning/%s", group, name)
+	}
+	return out
 }
 
 // exampleJob is the example's Job in namespace ns, suspended as Kuota's
 // webhook would leave it (no webhook runs here).
 func exampleJob(t *testing.T, ns string) *batchv1.Job {
 	t.Helper()
-	objs := example(t, "sample-job.yaml")
+	objs := example(t, "sample-job.yaml", "batch")
 	var job batchv1.Job
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, &job); err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ import (
 func TestKueueProvisioningExample(t *testing.T) {
 	ctx := context.Background()
 	c := start(t)
-	for _, u := range example(t, "provisioning-setup.yaml") {
+	for _, u := range example(t, "provisioning-setup.yaml", kueue.GroupVersion.Group) {
 		if err := c.Create(ctx, u); err != nil {
 			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
 		}
