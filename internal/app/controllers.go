@@ -56,6 +56,7 @@ func (m *Manager) setupControllers(cfg *configapi.Configuration, patience time.D
 	reconcilers := []interface{ SetupWithManager(ctrl.Manager) error }{
 		&resourceflavor.Reconciler{Client: cl},
 		&admissioncheck.Reconciler{Client: cl},
+		&admissioncheck.UnsupportedReconciler{Client: cl},
 		&clusterqueue.Reconciler{Client: cl, Cache: c, Recorder: recorder},
 		wl,
 	}

@@ -1,0 +1,61 @@
+package admissioncheck
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/controller"
+)
+
+// MultiKueueControllerName is the controllerName of Kueue's MultiKueue
+// checks, which dispatch workloads to other clusters.
+const MultiKueueControllerName = "kueue.x-k8s.io/multikueue"
+
+// ReasonNotSupported is the Active=False reason of a check whose
+// controller Kuota does not run.
+const ReasonNotSupported = "NotSupported"
+
+// UnsupportedReconciler marks the checks of Kueue's built-in controllers
+// that Kuota does not run (MultiKueue) inactive, saying so, instead of
+// leaving them without a condition: the ClusterQueues that use them are
+// inactive either way, and this tells the admin why.
+type UnsupportedReconciler struct {
+	Client client.Client
+}
+
+// SetupWithManager registers the reconciler for MultiKueue checks.
+func (r *UnsupportedReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("unsupported-admissioncheck").
+		For(&kueue.AdmissionCheck{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(obj client.Object) bool {
+			ac, ok := obj.(*kueue.AdmissionCheck)
+			return ok && ac.Spec.ControllerName == MultiKueueControllerName
+		}))).
+		Complete(r)
+}
+
+// Reconcile sets Active=False with the reason.
+func (r *UnsupportedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var ac kueue.AdmissionCheck
+	if err := r.Client.Get(ctx, req.NamespacedName, &ac); err != nil || ac.Spec.ControllerName != MultiKueueControllerName {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	next := ac.DeepCopy()
+	if !meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: kueue.AdmissionCheckActive,
+		Status: metav1.ConditionFalse, Reason: ReasonNotSupported, ObservedGeneration: ac.Generation,
+		Message: "Kuota does not run MultiKueue (dispatching workloads to other clusters) yet; ClusterQueues using this check admit nothing"}) {
+		return ctrl.Result{}, nil
+	}
+	if err := r.Client.Status().Update(ctx, next); err != nil {
+		return controller.Outcome(ctx, fmt.Errorf("setting the Active condition of AdmissionCheck %s: %w", ac.Name, err))
+	}
+	return ctrl.Result{}, nil
+}

@@ -1,0 +1,53 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/controller/admissioncheck"
+)
+
+// A MultiKueue check says that Kuota does not run MultiKueue, and the
+// ClusterQueue using it is inactive for that check.
+func TestMultiKueueCheckSaysItIsNotSupported(t *testing.T) {
+	startManager(t)
+	ns, err := env.CreateNamespace(context.Background(), "mk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check, cq := ns+"-mk", ns+"-cq"
+	create(t,
+		&kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: check}, Spec: kueue.AdmissionCheckSpec{
+			ControllerName: admissioncheck.MultiKueueControllerName,
+			Parameters:     &kueue.AdmissionCheckParametersReference{APIGroup: kueue.GroupVersion.Group, Kind: "MultiKueueConfig", Name: check}}},
+		&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: ns + "-f"}},
+		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cq}, Spec: kueue.ClusterQueueSpec{
+			ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
+				Flavors: []kueue.FlavorQuotas{{Name: kueue.ResourceFlavorReference(ns + "-f"),
+					Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse("1")}}}}}},
+			AdmissionChecksStrategy: &kueue.AdmissionChecksStrategy{AdmissionChecks: []kueue.AdmissionCheckStrategyRule{{Name: kueue.AdmissionCheckReference(check)}}},
+		}},
+	)
+	eventually(t, 20*time.Second, "the check says MultiKueue is not supported", func() error {
+		var ac kueue.AdmissionCheck
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Name: check}, &ac); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(ac.Status.Conditions, kueue.AdmissionCheckActive)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != admissioncheck.ReasonNotSupported || !strings.Contains(c.Message, "MultiKueue") {
+			return fmt.Errorf("Active condition %+v", c)
+		}
+		return nil
+	})
+	waitClusterQueueActive(t, cq, metav1.ConditionFalse, "AdmissionCheckInactive")
+}
