@@ -25,6 +25,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/metrics"
 	"github.com/kuota-dev/kuota/internal/report"
+	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/scheduler"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
@@ -146,6 +147,7 @@ func workloadOptions(cfg *configapi.Configuration) lifecycle.Options {
 	o := lifecycle.Options{RequeueAtEvictionTime: true}
 	if r := cfg.Resources; r != nil {
 		o.ExcludedResourcePrefixes = r.ExcludeResourcePrefixes
+		o.Transformations = transformations(r.Transformations)
 	}
 	if w := cfg.WaitForPodsReady; w != nil {
 		o.PodsReady = podsReadyOptions(w)
@@ -196,4 +198,15 @@ func concurrency(cfg *configapi.Configuration, groupKind string, def int) int {
 		}
 	}
 	return def
+}
+
+// transformations converts the Configuration's resources.transformations
+// (validated and defaulted by the loader).
+func transformations(in []configapi.ResourceTransformation) []resources.Transformation {
+	var out []resources.Transformation
+	for _, t := range in {
+		out = append(out, resources.Transformation{Input: t.Input, MultiplyBy: t.MultiplyBy,
+			Replace: ptr.Deref(t.Strategy, configapi.Retain) == configapi.Replace, Outputs: resources.FromResourceList(t.Outputs)})
+	}
+	return out
 }

@@ -96,7 +96,7 @@ func (h runtimeHistory) typical(k runtimeKey) (time.Duration, bool) {
 }
 
 func (c *Cache) shapeKeyOf(wl *kueue.Workload) string {
-	return workload.ShapeFromPodSets(wl.Spec.PodSets, workload.ShapeOptions{ExcludedResourcePrefixes: c.opts.ExcludedResourcePrefixes}).Key
+	return workload.ShapeFromPodSets(wl.Spec.PodSets, c.opts.Shape()).Key
 }
 
 // noteRuntimeLocked records how long a finished workload ran, from its

@@ -64,7 +64,7 @@ func Info(wl *kueue.Workload, v *View, opts *Options) *workload.Info {
 		ClusterQueue:    v.ClusterQueueName,
 		Priority:        Priority(wl, v),
 		QueueOrderTime:  QueueOrderTime(wl, opts),
-		Shape:           workload.ShapeFromPodSets(wl.Spec.PodSets, workload.ShapeOptions{ExcludedResourcePrefixes: opts.ExcludedResourcePrefixes}),
+		Shape:           workload.ShapeFromPodSets(wl.Spec.PodSets, opts.Shape()),
 	}
 	if rs := wl.Status.RequeueState; rs != nil && rs.RequeueAt != nil {
 		info.RequeueAt = rs.RequeueAt.UnixNano()

@@ -8,6 +8,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/resources"
+	"github.com/kuota-dev/kuota/internal/workload"
 )
 
 // Options tune how Workloads become scheduler records and how their
@@ -15,6 +17,8 @@ import (
 type Options struct {
 	// ExcludedResourcePrefixes are ignored for quota.
 	ExcludedResourcePrefixes []string
+	// Transformations rewrite pod requests before quota is checked.
+	Transformations []resources.Transformation
 	// RequeueAtEvictionTime orders a workload evicted for pods-ready
 	// timeout or an admission check by its eviction time (Kueue's default
 	// requeuingStrategy.timestamp Eviction) rather than its creation time.
@@ -66,4 +70,9 @@ func (b Backoff) Requeue(st *kueue.WorkloadStatus, now time.Time) {
 		wait = time.Duration(exp)
 	}
 	st.RequeueState.RequeueAt = ptr.To(metav1.NewTime(now.Add(wait).Truncate(time.Second)))
+}
+
+// Shape says how a Workload's PodSets become a shape.
+func (o *Options) Shape() workload.ShapeOptions {
+	return workload.ShapeOptions{ExcludedResourcePrefixes: o.ExcludedResourcePrefixes, Transformations: o.Transformations}
 }

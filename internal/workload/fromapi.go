@@ -9,6 +9,8 @@ import (
 type ShapeOptions struct {
 	// ExcludedResourcePrefixes drops matching resources from requests.
 	ExcludedResourcePrefixes []string
+	// Transformations rewrite each pod's requests after the exclusions.
+	Transformations []resources.Transformation
 }
 
 // ShapeFromPodSets builds the shape of a Workload's PodSets.
@@ -20,6 +22,7 @@ func ShapeFromPodSets(podSets []kueue.PodSet, opts ShapeOptions) *Shape {
 		perPod := resources.PodRequests(spec)
 		perPod["pods"] = resources.One
 		resources.Exclude(perPod, opts.ExcludedResourcePrefixes)
+		perPod = resources.Transform(perPod, opts.Transformations)
 		shape := PodSetShape{
 			Name:         ps.Name,
 			Count:        ps.Count,
