@@ -53,6 +53,9 @@ func BuildWorkload(ctx context.Context, c client.Reader, obj client.Object, name
 	if err := setTopologyRequests(podSets, index); err != nil {
 		return nil, err
 	}
+	if err := applyPodDefaults(ctx, c, obj.GetNamespace(), podSets); err != nil {
+		return nil, err
+	}
 	wl := &kueue.Workload{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
