@@ -149,6 +149,10 @@ func workloadOptions(cfg *configapi.Configuration) lifecycle.Options {
 		o.ExcludedResourcePrefixes = r.ExcludeResourcePrefixes
 		o.Transformations = transformations(r.Transformations)
 	}
+	if p := cfg.ObjectRetentionPolicies; p != nil && p.Workloads != nil {
+		o.Retention = lifecycle.Retention{AfterFinished: duration(p.Workloads.AfterFinished),
+			AfterDeactivatedByKueue: duration(p.Workloads.AfterDeactivatedByKueue)}
+	}
 	if w := cfg.WaitForPodsReady; w != nil {
 		o.PodsReady = podsReadyOptions(w)
 		if rs := w.RequeuingStrategy; rs != nil && rs.Timestamp != nil {
@@ -209,4 +213,11 @@ func transformations(in []configapi.ResourceTransformation) []resources.Transfor
 			Replace: ptr.Deref(t.Strategy, configapi.Retain) == configapi.Replace, Outputs: resources.FromResourceList(t.Outputs)})
 	}
 	return out
+}
+
+func duration(d *metav1.Duration) *time.Duration {
+	if d == nil {
+		return nil
+	}
+	return &d.Duration
 }

@@ -49,10 +49,15 @@ const (
 	// deleted with no job (a job's integration removes it once the job's
 	// pods are gone).
 	DropFinalizer
+	// DeleteWorkload deletes a finished workload past its retention.
+	DeleteWorkload
+	// DeleteJob deletes the job (the controller owner) of a workload Kuota
+	// deactivated, past its retention; the deletion cascades.
+	DeleteJob
 )
 
 var actionNames = [...]string{"None", "Wait", "SetPending", "MarkInactive", "Deactivate", "MarkForDeactivation", "Evict",
-	"ClearReservation", "Requeue", "SyncChecks", "DropFinalizer"}
+	"ClearReservation", "Requeue", "SyncChecks", "DropFinalizer", "DeleteWorkload", "DeleteJob"}
 
 func (a Action) String() string {
 	if int(a) < len(actionNames) {
@@ -112,7 +117,7 @@ const (
 func Next(wl *kueue.Workload, v *View, opts *Options, now time.Time) Step {
 	switch {
 	case meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished):
-		return Step{}
+		return finishedStep(wl, opts.Retention, now)
 	case !wl.DeletionTimestamp.IsZero() && len(wl.OwnerReferences) == 0:
 		if slices.Contains(wl.Finalizers, kueue.ResourceInUseFinalizerName) {
 			return Step{Action: DropFinalizer}
@@ -136,7 +141,7 @@ func Next(wl *kueue.Workload, v *View, opts *Options, now time.Time) Step {
 	if Reserved(wl) {
 		return nextReserved(wl, v, opts, now)
 	}
-	return nextPending(wl, v, now)
+	return nextPending(wl, v, opts, now)
 }
 
 // pendingFor reports QuotaReserved=False with the reason.
@@ -280,10 +285,10 @@ func waitStep(after time.Duration) Step {
 }
 
 // nextPending decides for a workload without a reservation.
-func nextPending(wl *kueue.Workload, v *View, now time.Time) Step {
+func nextPending(wl *kueue.Workload, v *View, opts *Options, now time.Time) Step {
 	if !Active(wl) {
 		if inactiveMarked(wl) {
-			return Step{}
+			return deactivatedStep(wl, opts.Retention, now)
 		}
 		return Step{Action: MarkInactive, Reason: kueue.WorkloadEvictedByDeactivation, Message: MsgDeactivated}
 	}

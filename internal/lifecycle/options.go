@@ -25,6 +25,9 @@ type Options struct {
 	RequeueAtEvictionTime bool
 	// PodsReady enables waitForPodsReady; nil disables it.
 	PodsReady *PodsReadyOptions
+	// Retention deletes finished Workloads and the jobs of deactivated
+	// ones after a while.
+	Retention Retention
 }
 
 // PodsReadyOptions configure waitForPodsReady: an admitted workload whose

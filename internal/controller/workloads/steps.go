@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,6 +47,10 @@ func (r *Reconciler) perform(ctx context.Context, wl *kueue.Workload, s lifecycl
 		return ctrl.Result{RequeueAfter: s.After}, r.syncChecks(ctx, wl, s.Checks)
 	case lifecycle.DropFinalizer:
 		return ctrl.Result{}, controller.DropFinalizer(ctx, r.Client, wl)
+	case lifecycle.DeleteWorkload:
+		return ctrl.Result{}, r.deleteFinished(ctx, wl)
+	case lifecycle.DeleteJob:
+		return ctrl.Result{}, r.deleteJob(ctx, wl)
 	}
 	return ctrl.Result{}, nil
 }
@@ -218,4 +223,33 @@ func (r *Reconciler) recordAdmitted(ctx context.Context, wl *kueue.Workload) {
 	labels := r.Labels.Of(ctx, wl, wl.Status.Admission.ClusterQueue)
 	metrics.Admitted(labels, now.Sub(lifecycle.QueuedSince(wl)))
 	metrics.AdmissionChecksPassed(labels, sinceReserved)
+}
+
+// deleteFinished deletes a finished workload past its retention.
+func (r *Reconciler) deleteFinished(ctx context.Context, wl *kueue.Workload) error {
+	if err := r.Client.Delete(ctx, wl, client.Preconditions{UID: &wl.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		return fmt.Errorf("deleting finished workload %s/%s: %w", wl.Namespace, wl.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("Deleted a finished workload past its retention", "workload", wl.Namespace+"/"+wl.Name)
+	return nil
+}
+
+// deleteJob deletes the job that owns a workload Kuota deactivated, past
+// its retention; its children, the workload among them, go with it.
+func (r *Reconciler) deleteJob(ctx context.Context, wl *kueue.Workload) error {
+	owner := metav1.GetControllerOfNoCopy(wl)
+	if owner == nil {
+		return nil
+	}
+	gv, err := schema.ParseGroupVersion(owner.APIVersion)
+	if err != nil {
+		return nil //nolint:nilerr // an owner reference the API server let through but nobody can delete
+	}
+	job := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: wl.Namespace, Name: owner.Name}}
+	job.SetGroupVersionKind(gv.WithKind(owner.Kind))
+	if err := r.Client.Delete(ctx, job, client.Preconditions{UID: &owner.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		return fmt.Errorf("deleting %s %s/%s of deactivated workload %s: %w", owner.Kind, wl.Namespace, owner.Name, wl.Name, err)
+	}
+	r.Recorder.Eventf(wl, corev1.EventTypeNormal, "DeletedJob", "Deleted %s %s: the workload was deactivated by Kuota and its retention passed", owner.Kind, owner.Name)
+	return nil
 }

@@ -19,7 +19,7 @@ import (
 // +kubebuilder:webhook:path=/mutate-ray-io-v1-rayservice,mutating=true,failurePolicy=fail,sideEffects=None,groups=ray.io,resources=rayservices,verbs=create,versions=v1,name=mrayservice.kb.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-ray-io-v1-rayservice,mutating=false,failurePolicy=fail,sideEffects=None,groups=ray.io,resources=rayservices,verbs=create;update,versions=v1,name=vrayservice.kb.io,admissionReviewVersions=v1
 
-// +kubebuilder:rbac:groups=ray.io,resources=rayjobs;rayclusters;rayservices,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=ray.io,resources=rayjobs;rayclusters;rayservices,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=ray.io,resources=rayjobs/status;rayclusters/status;rayservices/status,verbs=get
 // +kubebuilder:rbac:groups=ray.io,resources=rayjobs/finalizers;rayclusters/finalizers;rayservices/finalizers,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=localqueues,verbs=get;list;watch
