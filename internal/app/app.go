@@ -119,6 +119,7 @@ func NewScheme() (*runtime.Scheme, error) {
 // New builds the manager and everything it runs.
 func New(opts Options) (*Manager, error) {
 	cfg := opts.Config
+	logIgnoredSettings(cfg)
 	restCfg := rest.CopyConfig(opts.RestConfig)
 	if cc := cfg.ClientConnection; cc != nil {
 		restCfg.QPS, restCfg.Burst = ptr.Deref(cc.QPS, configapi.DefaultClientConnectionQPS), int(ptr.Deref(cc.Burst, configapi.DefaultClientConnectionBurst))

@@ -1,0 +1,33 @@
+package app
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
+)
+
+// IgnoredSettings lists the Configuration settings that change what Kueue
+// does but that Kuota does not carry out yet, by field path. The manager
+// starts anyway (a Kueue Configuration must load unchanged) and says so in
+// its log, so that no setting is dropped without a word.
+func IgnoredSettings(cfg *configapi.Configuration) []string {
+	var out []string
+	if cfg.AdmissionFairSharing != nil {
+		out = append(out, "admissionFairSharing (LocalQueues of a ClusterQueue are not ordered by their past usage)")
+	}
+	if len(cfg.Metrics.CustomLabels) > 0 {
+		out = append(out, "metrics.customLabels (metrics carry Kueue's standard labels only)")
+	}
+	if r := cfg.Resources; r != nil && len(r.DeviceClassMappings) > 0 {
+		out = append(out, "resources.deviceClassMappings (DRA claims are not charged to quota)")
+	}
+	return out
+}
+
+// logIgnoredSettings writes one log line per ignored setting.
+func logIgnoredSettings(cfg *configapi.Configuration) {
+	log := ctrl.Log.WithName("setup")
+	for _, s := range IgnoredSettings(cfg) {
+		log.Info("The Configuration sets something Kuota does not do yet; it is ignored", "setting", s)
+	}
+}
