@@ -254,6 +254,15 @@ func checkRBAC(t *testing.T) {
 		// The metrics endpoint checks its callers with the API server.
 		{authorizationv1.ResourceAttributes{Verb: "create", Group: "authentication.k8s.io", Resource: "tokenreviews"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}, true},
+		// The ProvisioningRequest admission check, pod defaults and retention.
+		{authorizationv1.ResourceAttributes{Verb: "create", Group: "autoscaling.x-k8s.io", Resource: "provisioningrequests", Namespace: "default"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "delete", Group: "autoscaling.x-k8s.io", Resource: "provisioningrequests", Namespace: "default"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "create", Resource: "podtemplates", Namespace: "default"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "update", Group: "kueue.x-k8s.io", Resource: "admissionchecks", Subresource: "status"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "watch", Group: "kueue.x-k8s.io", Resource: "provisioningrequestconfigs"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "list", Resource: "limitranges"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "get", Group: "node.k8s.io", Resource: "runtimeclasses"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "delete", Group: "batch", Resource: "jobs", Namespace: "default"}, true},
 		// Least privilege: nothing beyond.
 		{authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets", Namespace: "default"}, false},
 		{authorizationv1.ResourceAttributes{Verb: "list", Resource: "secrets", Namespace: namespace}, false},
