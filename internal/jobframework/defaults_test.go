@@ -13,7 +13,9 @@ func limitRange(items ...corev1.LimitRangeItem) corev1.LimitRange {
 }
 
 func TestWithPodDefaults(t *testing.T) {
-	cpu := func(s string) corev1.ResourceList { return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(s)} }
+	cpu := func(s string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(s)}
+	}
 	spec := &corev1.PodSpec{
 		InitContainers: []corev1.Container{{Name: "init"}},
 		Containers: []corev1.Container{
