@@ -6,11 +6,11 @@ import (
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 )
 
-// IgnoredSettings lists the Configuration settings that change what Kueue
+// ignoredSettings lists the Configuration settings that change what Kueue
 // does but that Kuota does not carry out yet, by field path. The manager
 // starts anyway (a Kueue Configuration must load unchanged) and says so in
 // its log, so that no setting is dropped without a word.
-func IgnoredSettings(cfg *configapi.Configuration) []string {
+func ignoredSettings(cfg *configapi.Configuration) []string {
 	var out []string
 	if cfg.AdmissionFairSharing != nil {
 		out = append(out, "admissionFairSharing (LocalQueues of a ClusterQueue are not ordered by their past usage)")
@@ -27,7 +27,7 @@ func IgnoredSettings(cfg *configapi.Configuration) []string {
 // logIgnoredSettings writes one log line per ignored setting.
 func logIgnoredSettings(cfg *configapi.Configuration) {
 	log := ctrl.Log.WithName("setup")
-	for _, s := range IgnoredSettings(cfg) {
+	for _, s := range ignoredSettings(cfg) {
 		log.Info("The Configuration sets something Kuota does not do yet; it is ignored", "setting", s)
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func TestIgnoredSettings(t *testing.T) {
-	if got := IgnoredSettings(&configapi.Configuration{}); len(got) != 0 {
+	if got := ignoredSettings(&configapi.Configuration{}); len(got) != 0 {
 		t.Errorf("a default Configuration ignores nothing: %v", got)
 	}
 	cfg := &configapi.Configuration{
@@ -18,7 +18,7 @@ func TestIgnoredSettings(t *testing.T) {
 		Resources:            &configapi.Resources{DeviceClassMappings: []configapi.DeviceClassMapping{{Name: "gpu", DeviceClassNames: []corev1.ResourceName{"gpu.example.com"}}}},
 	}
 	cfg.Metrics.CustomLabels = []configapi.ControllerMetricsCustomLabel{{Name: "team"}}
-	got := strings.Join(IgnoredSettings(cfg), "\n")
+	got := strings.Join(ignoredSettings(cfg), "\n")
 	for _, want := range []string{"admissionFairSharing", "metrics.customLabels", "resources.deviceClassMappings"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("%s is not reported: %s", want, got)

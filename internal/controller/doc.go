@@ -12,6 +12,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -82,4 +84,22 @@ var SpecOrLifecycle = predicate.Funcs{
 		return o.GetGeneration() != n.GetGeneration() || o.GetDeletionTimestamp().IsZero() != n.GetDeletionTimestamp().IsZero() ||
 			len(o.GetFinalizers()) != len(n.GetFinalizers())
 	},
+}
+
+// SetCheckActive writes an AdmissionCheck's Active condition, when it
+// changes, with a status update carrying the object's resourceVersion.
+func SetCheckActive(ctx context.Context, c client.Client, ac *kueue.AdmissionCheck, active bool, reason, message string) error {
+	status := metav1.ConditionFalse
+	if active {
+		status = metav1.ConditionTrue
+	}
+	next := ac.DeepCopy()
+	if !meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: kueue.AdmissionCheckActive, Status: status,
+		Reason: reason, Message: message, ObservedGeneration: ac.Generation}) {
+		return nil
+	}
+	if err := c.Status().Update(ctx, next); err != nil {
+		return fmt.Errorf("setting the Active condition of AdmissionCheck %s: %w", ac.Name, err)
+	}
+	return nil
 }

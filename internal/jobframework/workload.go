@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/provisioning"
 )
 
 // NewWorkload builds the Workload that represents a job: named after it,
@@ -89,17 +90,14 @@ func BuildWorkload(ctx context.Context, c client.Reader, obj client.Object, name
 	return wl, nil
 }
 
-// ProvisioningParameterPrefix marks a job's annotations that its
-// Workload carries for the ProvisioningRequest admission check, which
-// passes them to cluster-autoscaler as parameters.
-const ProvisioningParameterPrefix = "provreq.kueue.x-k8s.io/"
-
-// provisioningAnnotations copies the job's annotations that carry
-// ProvisioningParameterPrefix (an empty map when it has none).
+// provisioningAnnotations copies the job's annotations that the
+// ProvisioningRequest admission check passes to cluster-autoscaler as
+// parameters (provisioning.ParameterAnnotationPrefix; an empty map when it
+// has none).
 func provisioningAnnotations(obj client.Object) map[string]string {
 	out := map[string]string{}
 	for k, v := range obj.GetAnnotations() {
-		if strings.HasPrefix(k, ProvisioningParameterPrefix) {
+		if strings.HasPrefix(k, provisioning.ParameterAnnotationPrefix) {
 			out[k] = v
 		}
 	}

@@ -129,26 +129,30 @@ func Decide(in Input) Decision {
 // pending maps the conditions of the current request onto a pending
 // check.
 func pending(next *kueue.AdmissionCheckState, wl *kueue.Workload, cfg *kueue.ProvisioningRequestConfigSpec, cur *Request) {
+	revoked, failure, expired, provisioned :=
+		trueCondition(cur, CapacityRevoked), trueCondition(cur, Failed), trueCondition(cur, BookingExpired), trueCondition(cur, Provisioned)
 	switch {
-	case trueCondition(cur, CapacityRevoked) != nil:
-		reject(next, Attempt(next), cur.Name, "its capacity was revoked", trueCondition(cur, CapacityRevoked))
-	case trueCondition(cur, Failed) != nil:
-		failed(next, cfg, cur.Name, "it failed", trueCondition(cur, Failed))
-	case trueCondition(cur, BookingExpired) != nil:
-		failed(next, cfg, cur.Name, "its booking expired", trueCondition(cur, BookingExpired))
-	case trueCondition(cur, Provisioned) != nil:
+	case revoked != nil:
+		reject(next, Attempt(next), cur.Name, "its capacity was revoked", revoked)
+	case failure != nil:
+		failed(next, cfg, cur.Name, "it failed", failure)
+	case expired != nil:
+		failed(next, cfg, cur.Name, "its booking expired", expired)
+	case provisioned != nil:
 		next.State = kueue.CheckStateReady
-		next.Message = fmt.Sprintf("ProvisioningRequest %s provisioned the capacity", cur.Name)
-		if c := trueCondition(cur, Provisioned); c.Message != "" {
-			next.Message += ": " + c.Message
-		}
+		next.Message = withMessage(fmt.Sprintf("ProvisioningRequest %s provisioned the capacity", cur.Name), provisioned)
 		next.PodSetUpdates = podSetUpdates(wl, cfg, cur)
 	default:
-		next.Message = fmt.Sprintf("Waiting for ProvisioningRequest %s", cur.Name)
-		if c := meta.FindStatusCondition(cur.Conditions, Accepted); c != nil && c.Message != "" {
-			next.Message += ": " + c.Message
-		}
+		next.Message = withMessage(fmt.Sprintf("Waiting for ProvisioningRequest %s", cur.Name), meta.FindStatusCondition(cur.Conditions, Accepted))
 	}
+}
+
+// withMessage appends the condition's message, when there is one.
+func withMessage(s string, c *metav1.Condition) string {
+	if c == nil || c.Message == "" {
+		return s
+	}
+	return s + ": " + c.Message
 }
 
 // failed turns the check to Retry with the config's backoff, or to

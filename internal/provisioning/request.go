@@ -13,11 +13,9 @@ import (
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 )
 
-// ManagedLabel marks the objects Kuota creates for a workload.
-const ManagedLabel = "kueue.x-k8s.io/managed"
-
-// Plan is what one attempt of a check asks cluster-autoscaler for: the
-// ProvisioningRequest's metadata, class and parameters, and its pod sets,
+// Plan is what one attempt of a check asks cluster-autoscaler for (the
+// controller adds the managed label): the ProvisioningRequest's metadata,
+// class and parameters, and its pod sets,
 // each a PodTemplate to create, a count, and the workload's PodSets it
 // stands for (several when the config merges equal ones).
 type Plan struct {
@@ -77,16 +75,15 @@ func Build(wl *kueue.Workload, check string, attempt int32, cfg *kueue.Provision
 	name := RequestName(wl.Name, check, attempt)
 	owner := []metav1.OwnerReference{{APIVersion: kueue.GroupVersion.String(), Kind: "Workload", Name: wl.Name, UID: wl.UID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
-	labels := func() map[string]string { return map[string]string{ManagedLabel: "true"} }
 	plan := &Plan{
-		Meta:       metav1.ObjectMeta{Name: name, Namespace: wl.Namespace, Labels: labels(), OwnerReferences: owner},
+		Meta:       metav1.ObjectMeta{Name: name, Namespace: wl.Namespace, OwnerReferences: owner},
 		ClassName:  cfg.ProvisioningClassName,
 		Parameters: parameters(wl, cfg),
 	}
 	for _, g := range group(wl, Needed(wl, cfg), cfg.PodSetMergePolicy, flavors) {
 		tmpl := &corev1.PodTemplate{
 			ObjectMeta: metav1.ObjectMeta{Name: TemplateName(name, string(g.names[0])), Namespace: wl.Namespace,
-				Labels: labels(), OwnerReferences: owner},
+				OwnerReferences: owner},
 			Template: g.template,
 		}
 		plan.Templates = append(plan.Templates, tmpl)

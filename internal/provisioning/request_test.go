@@ -23,7 +23,7 @@ func TestBuildAsksForTheManagedPodSetsOnTheirFlavor(t *testing.T) {
 	}}
 	plan := Build(wl, "prov", 2, cfg, flavors)
 	m := plan.Meta
-	if m.Name != "job-a-prov-2" || m.Namespace != "ns" || m.Labels[ManagedLabel] != "true" {
+	if m.Name != "job-a-prov-2" || m.Namespace != "ns" {
 		t.Errorf("request metadata: %+v", m)
 	}
 	if len(m.OwnerReferences) != 1 || m.OwnerReferences[0].UID != "uid-a" || !*m.OwnerReferences[0].Controller {

@@ -2,10 +2,10 @@ package state
 
 import (
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"

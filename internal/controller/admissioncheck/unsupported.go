@@ -2,10 +2,7 @@ package admissioncheck
 
 import (
 	"context"
-	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,14 +45,6 @@ func (r *UnsupportedReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err := r.Client.Get(ctx, req.NamespacedName, &ac); err != nil || ac.Spec.ControllerName != MultiKueueControllerName {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	next := ac.DeepCopy()
-	if !meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: kueue.AdmissionCheckActive,
-		Status: metav1.ConditionFalse, Reason: ReasonNotSupported, ObservedGeneration: ac.Generation,
-		Message: "Kuota does not run MultiKueue (dispatching workloads to other clusters) yet; ClusterQueues using this check admit nothing"}) {
-		return ctrl.Result{}, nil
-	}
-	if err := r.Client.Status().Update(ctx, next); err != nil {
-		return controller.Outcome(ctx, fmt.Errorf("setting the Active condition of AdmissionCheck %s: %w", ac.Name, err))
-	}
-	return ctrl.Result{}, nil
+	return controller.Outcome(ctx, controller.SetCheckActive(ctx, r.Client, &ac, false, ReasonNotSupported,
+		"Kuota does not run MultiKueue (dispatching workloads to other clusters) yet; ClusterQueues using this check admit nothing"))
 }

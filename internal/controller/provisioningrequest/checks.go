@@ -14,8 +14,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -82,22 +80,14 @@ func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if err := r.Client.Get(ctx, req.NamespacedName, &ac); err != nil || !ours(&ac) {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	cfg, err := r.config(ctx, &ac)
+	cfg, err := configOf(ctx, r.Client, &ac)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	served := r.Served.Load()
 	act := provisioning.CheckActivity(&ac, cfg, served)
-	status := metav1.ConditionFalse
-	if act.Active {
-		status = metav1.ConditionTrue
-	}
-	next := ac.DeepCopy()
-	if meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: kueue.AdmissionCheckActive, Status: status,
-		Reason: act.Reason, Message: act.Message, ObservedGeneration: ac.Generation}) {
-		if err := r.Client.Status().Update(ctx, next); err != nil {
-			return controller.Outcome(ctx, fmt.Errorf("setting the Active condition of AdmissionCheck %s: %w", ac.Name, err))
-		}
+	if err := controller.SetCheckActive(ctx, r.Client, &ac, act.Active, act.Reason, act.Message); err != nil {
+		return controller.Outcome(ctx, err)
 	}
 	if !served {
 		return ctrl.Result{RequeueAfter: notServedRetry}, nil
@@ -105,14 +95,15 @@ func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	return ctrl.Result{}, nil
 }
 
-// config returns the ProvisioningRequestConfig the check names, or nil.
-func (r *CheckReconciler) config(ctx context.Context, ac *kueue.AdmissionCheck) (*kueue.ProvisioningRequestConfig, error) {
+// configOf returns the ProvisioningRequestConfig the check names, or nil
+// when it names none or the config does not exist.
+func configOf(ctx context.Context, c client.Reader, ac *kueue.AdmissionCheck) (*kueue.ProvisioningRequestConfig, error) {
 	name, bad := provisioning.ConfigName(ac)
 	if bad != nil {
 		return nil, nil
 	}
 	var cfg kueue.ProvisioningRequestConfig
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &cfg); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, &cfg); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	autoscaling "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
 
+	"github.com/kuota-dev/kuota/internal/jobframework"
 	"github.com/kuota-dev/kuota/internal/provisioning"
 )
 
@@ -32,6 +33,9 @@ func TestRequestRoundTrip(t *testing.T) {
 	plan := &provisioning.Plan{Meta: metav1.ObjectMeta{Name: "r"}, ClassName: "c", Parameters: map[string]string{"k": "v"},
 		Counts: []int32{3}, Templates: []*corev1.PodTemplate{newTemplate("ppt-r-main")}}
 	pr := requestFrom(plan)
+	if pr.Labels[jobframework.ManagedLabel] != "true" {
+		t.Errorf("the request must carry the managed label: %v", pr.Labels)
+	}
 	if pr.Name != "r" || pr.Spec.ProvisioningClassName != "c" || pr.Spec.Parameters["k"] != "v" ||
 		len(pr.Spec.PodSets) != 1 || pr.Spec.PodSets[0].Count != 3 || pr.Spec.PodSets[0].PodTemplateRef.Name != "ppt-r-main" {
 		t.Errorf("request %+v", pr)

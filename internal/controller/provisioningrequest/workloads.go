@@ -20,6 +20,7 @@ import (
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/controller"
+	"github.com/kuota-dev/kuota/internal/jobframework"
 	"github.com/kuota-dev/kuota/internal/provisioning"
 )
 
@@ -71,15 +72,15 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	var states []kueue.AdmissionCheckState
 	for _, st := range wl.Status.AdmissionChecks {
-		in, objs, ok, err := r.input(ctx, &wl, st)
-		if err != nil || !ok {
-			if err != nil {
-				return ctrl.Result{}, err
-			}
+		ci, err := r.input(ctx, &wl, st)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if ci == nil {
 			continue
 		}
-		d := provisioning.Decide(in)
-		if err := r.act(ctx, &wl, in, objs, d); err != nil {
+		d := provisioning.Decide(ci.in)
+		if err := r.act(ctx, &wl, ci, d); err != nil {
 			return controller.Outcome(ctx, err)
 		}
 		if d.State != nil {
@@ -92,28 +93,28 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	return controller.Outcome(ctx, r.writeStates(ctx, &wl, states))
 }
 
-// input gathers what Decide reads for one check, and the workload's
-// requests of the check by name; ok is false for checks of other
-// controllers.
-func (r *WorkloadReconciler) input(ctx context.Context, wl *kueue.Workload, st kueue.AdmissionCheckState) (
-	provisioning.Input, map[string]*autoscaling.ProvisioningRequest, bool, error) {
+// checkInput is what Decide reads for one check, and the workload's
+// requests of the check by name.
+type checkInput struct {
+	in   provisioning.Input
+	objs map[string]*autoscaling.ProvisioningRequest
+}
+
+// input gathers a checkInput; nil for checks of other controllers.
+func (r *WorkloadReconciler) input(ctx context.Context, wl *kueue.Workload, st kueue.AdmissionCheckState) (*checkInput, error) {
 	var ac kueue.AdmissionCheck
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: string(st.Name)}, &ac); err != nil {
-		return provisioning.Input{}, nil, false, client.IgnoreNotFound(err)
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: string(st.Name)}, &ac); err != nil || !ours(&ac) {
+		return nil, client.IgnoreNotFound(err)
 	}
-	if !ours(&ac) {
-		return provisioning.Input{}, nil, false, nil
-	}
-	in := provisioning.Input{Workload: wl, Check: st.Name, Requests: map[int32]*provisioning.Request{}, Now: r.now()}
-	objs := map[string]*autoscaling.ProvisioningRequest{}
-	if name, bad := provisioning.ConfigName(&ac); bad == nil && meta.IsStatusConditionTrue(ac.Status.Conditions, kueue.AdmissionCheckActive) {
-		var cfg kueue.ProvisioningRequestConfig
-		err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &cfg)
-		switch {
-		case err == nil:
-			in.Config = &cfg.Spec
-		case !apierrors.IsNotFound(err):
-			return in, nil, false, fmt.Errorf("reading ProvisioningRequestConfig %s: %w", name, err)
+	ci := &checkInput{in: provisioning.Input{Workload: wl, Check: st.Name, Requests: map[int32]*provisioning.Request{}, Now: r.now()},
+		objs: map[string]*autoscaling.ProvisioningRequest{}}
+	if meta.IsStatusConditionTrue(ac.Status.Conditions, kueue.AdmissionCheckActive) {
+		cfg, err := configOf(ctx, r.Client, &ac)
+		if err != nil {
+			return nil, err
+		}
+		if cfg != nil {
+			ci.in.Config = &cfg.Spec
 		}
 	}
 	for a := int32(1); a <= provisioning.Attempt(&st); a++ {
@@ -123,13 +124,13 @@ func (r *WorkloadReconciler) input(ctx context.Context, wl *kueue.Workload, st k
 		switch {
 		case err == nil:
 			if metav1.IsControlledBy(&pr, wl) {
-				in.Requests[a], objs[pr.Name] = requestOf(&pr), &pr
+				ci.in.Requests[a], ci.objs[pr.Name] = requestOf(&pr), &pr
 			}
 		case !apierrors.IsNotFound(err):
-			return in, nil, false, fmt.Errorf("reading ProvisioningRequest %s: %w", key, err)
+			return nil, fmt.Errorf("reading ProvisioningRequest %s: %w", key, err)
 		}
 	}
-	return in, objs, true, nil
+	return ci, nil
 }
 
 // requestOf is what the decision reads of a ProvisioningRequest.
@@ -146,8 +147,9 @@ func requestOf(pr *autoscaling.ProvisioningRequest) *provisioning.Request {
 
 // requestFrom makes the ProvisioningRequest of a plan.
 func requestFrom(plan *provisioning.Plan) *autoscaling.ProvisioningRequest {
-	pr := &autoscaling.ProvisioningRequest{ObjectMeta: plan.Meta, Spec: autoscaling.ProvisioningRequestSpec{
+	pr := &autoscaling.ProvisioningRequest{ObjectMeta: *plan.Meta.DeepCopy(), Spec: autoscaling.ProvisioningRequestSpec{
 		ProvisioningClassName: plan.ClassName}}
+	pr.Labels = map[string]string{jobframework.ManagedLabel: jobframework.ManagedLabelValue}
 	for k, v := range plan.Parameters {
 		if pr.Spec.Parameters == nil {
 			pr.Spec.Parameters = map[string]autoscaling.Parameter{}
@@ -162,17 +164,16 @@ func requestFrom(plan *provisioning.Plan) *autoscaling.ProvisioningRequest {
 
 // act deletes what the decision drops and creates the request it asks
 // for.
-func (r *WorkloadReconciler) act(ctx context.Context, wl *kueue.Workload, in provisioning.Input,
-	objs map[string]*autoscaling.ProvisioningRequest, d provisioning.Decision) error {
+func (r *WorkloadReconciler) act(ctx context.Context, wl *kueue.Workload, ci *checkInput, d provisioning.Decision) error {
 	for _, req := range d.Delete {
-		if err := r.deleteRequest(ctx, objs[req.Name]); err != nil {
+		if err := r.deleteRequest(ctx, ci.objs[req.Name]); err != nil {
 			return err
 		}
 	}
 	if !d.Create {
 		return nil
 	}
-	return r.create(ctx, wl, in, d.Attempt)
+	return r.create(ctx, wl, ci.in, d.Attempt)
 }
 
 func (r *WorkloadReconciler) deleteRequest(ctx context.Context, pr *autoscaling.ProvisioningRequest) error {
@@ -210,6 +211,7 @@ func (r *WorkloadReconciler) create(ctx context.Context, cached *kueue.Workload,
 	}
 	plan := provisioning.Build(&wl, string(in.Check), attempt, in.Config, flavors)
 	for _, t := range plan.Templates {
+		t.Labels = map[string]string{jobframework.ManagedLabel: jobframework.ManagedLabelValue}
 		if err := r.Client.Create(ctx, t); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating PodTemplate %s/%s: %w", t.Namespace, t.Name, err)
 		}

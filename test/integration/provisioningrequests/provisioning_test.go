@@ -17,6 +17,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/jobframework"
 	"github.com/kuota-dev/kuota/internal/provisioning"
 )
 
@@ -69,7 +70,7 @@ func TestKueueProvisioningExample(t *testing.T) {
 	if pr.Spec.Parameters["maxRunDurationSeconds"] != "600" {
 		t.Errorf("the Job's provreq annotation must be a parameter: %v", pr.Spec.Parameters)
 	}
-	if pr.Labels[provisioning.ManagedLabel] != "true" || !metav1.IsControlledBy(pr, wl) {
+	if pr.Labels[jobframework.ManagedLabel] != "true" || !metav1.IsControlledBy(pr, wl) {
 		t.Errorf("the request must be labelled and controlled by the Workload: %+v", pr.ObjectMeta)
 	}
 	if len(pr.Spec.PodSets) != 1 || pr.Spec.PodSets[0].Count != 3 {
