@@ -17,12 +17,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/app"
 	"github.com/kuota-dev/kuota/internal/paths"
 )
 
@@ -38,15 +37,15 @@ type Env struct {
 	tmp string
 }
 
-// NewScheme returns a scheme with the built-in kinds, CRDs and Kuota's API.
+// NewScheme returns a scheme with what the manager's has (built-in kinds,
+// Kuota's API, the job kinds, ProvisioningRequests) and CRDs.
 func NewScheme() (*runtime.Scheme, error) {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, kueue.AddToScheme,
-	} {
-		if err := add(scheme); err != nil {
-			return nil, fmt.Errorf("building scheme: %w", err)
-		}
+	scheme, err := app.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("building scheme: %w", err)
 	}
 	return scheme, nil
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/integrations/batchjob"
 	"github.com/kuota-dev/kuota/internal/jobframework"
@@ -24,9 +25,9 @@ import (
 // current is the manager the running test started last.
 var current *framework.Manager
 
-func startManager(t *testing.T) {
+func startManager(t *testing.T, mutate ...func(*configapi.Configuration)) {
 	t.Helper()
-	cfg, err := framework.ManagerConfig()
+	cfg, err := framework.ManagerConfig(mutate...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,29 +11,15 @@ import (
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	"github.com/kuota-dev/kuota/internal/jobframework"
-	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
 // With objectRetentionPolicies.workloads.afterDeactivatedByKueue, the Job
 // of a Workload Kuota deactivated (here for running past its maximum
 // execution time) is deleted.
 func TestJobOfAWorkloadDeactivatedByKuotaIsDeleted(t *testing.T) {
-	cfg, err := framework.ManagerConfig(func(c *configapi.Configuration) {
+	startManager(t, func(c *configapi.Configuration) {
 		c.ObjectRetentionPolicies = &configapi.ObjectRetentionPolicies{Workloads: &configapi.WorkloadRetentionPolicy{
 			AfterDeactivatedByKueue: &metav1.Duration{}}}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := env.StartManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	current = m
-	t.Cleanup(func() {
-		if err := m.Stop(); err != nil {
-			t.Errorf("stopping manager: %v", err)
-		}
 	})
 	ns, _, fl := queues(t, "4")
 	j := newJob(ns, "overtime", "lq", 1, "1")

@@ -15,6 +15,7 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/controller/admissioncheck"
+	"github.com/kuota-dev/kuota/internal/provisioning"
 )
 
 // A MultiKueue check says that Kuota does not run MultiKueue, and the
@@ -50,4 +51,30 @@ func TestMultiKueueCheckSaysItIsNotSupported(t *testing.T) {
 		return nil
 	})
 	waitClusterQueueActive(t, cq, metav1.ConditionFalse, "AdmissionCheckInactive")
+}
+
+// Without cluster-autoscaler's ProvisioningRequest CRD (this package's API
+// server has none), a ProvisioningRequest check with a valid config says
+// the kind is not served, and is not active.
+func TestProvisioningCheckWithoutTheCRDSaysSo(t *testing.T) {
+	startManager(t)
+	name := "prov-not-served"
+	create(t,
+		&kueue.ProvisioningRequestConfig{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: kueue.ProvisioningRequestConfigSpec{ProvisioningClassName: "check-capacity.autoscaling.x-k8s.io"}},
+		&kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: kueue.AdmissionCheckSpec{
+			ControllerName: provisioning.ControllerName,
+			Parameters:     &kueue.AdmissionCheckParametersReference{APIGroup: kueue.GroupVersion.Group, Kind: provisioning.ConfigKind, Name: name}}},
+	)
+	eventually(t, 20*time.Second, "the check says ProvisioningRequests are not served", func() error {
+		var ac kueue.AdmissionCheck
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Name: name}, &ac); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(ac.Status.Conditions, kueue.AdmissionCheckActive)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != provisioning.ReasonNotServed {
+			return fmt.Errorf("Active condition %+v", c)
+		}
+		return nil
+	})
 }

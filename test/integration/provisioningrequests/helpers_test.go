@@ -16,23 +16,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
-	"github.com/kuota-dev/kuota/internal/app"
 	"github.com/kuota-dev/kuota/internal/testutil"
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
-// start runs a manager with the batch/v1 Job integration and returns a
-// client that knows ProvisioningRequests.
+// start runs a manager with the batch/v1 Job integration and returns the
+// environment's client (its scheme knows ProvisioningRequests).
 func start(t *testing.T) client.Client {
 	t.Helper()
-	scheme, err := app.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg, err := framework.ManagerConfig()
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +37,7 @@ func start(t *testing.T) client.Client {
 			t.Errorf("stopping manager: %v", err)
 		}
 	})
-	return c
+	return env.Client
 }
 
 // example returns the objects of one of Kueue's example manifests under
@@ -83,15 +74,7 @@ func exampleJob(t *testing.T, ns string) *batchv1.Job {
 
 func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s: not true after 30s: %v", what, err)
+	testutil.Eventually(t, 30*time.Second, 50*time.Millisecond, what, cond)
 }
 
 // workloadOf returns the Workload of the job.
