@@ -77,59 +77,35 @@ func runtimeOverhead(ctx context.Context, c client.Reader, spec *corev1.PodSpec)
 // when the spec has none. It reports whether anything was added (spec
 // itself is returned unchanged when not).
 func WithPodDefaults(spec *corev1.PodSpec, limits []corev1.LimitRange, overhead corev1.ResourceList) (*corev1.PodSpec, bool) {
-	if !needsDefaults(spec, limits, overhead) {
+	if len(limits) == 0 && (len(overhead) == 0 || spec.Overhead != nil) {
 		return spec, false
 	}
 	out := spec.DeepCopy()
+	changed := false
 	if len(overhead) > 0 && out.Overhead == nil {
-		out.Overhead = overhead.DeepCopy()
+		out.Overhead, changed = overhead.DeepCopy(), true
 	}
 	for _, cs := range [][]corev1.Container{out.InitContainers, out.Containers} {
 		for i := range cs {
 			for _, lr := range limits {
 				for _, item := range lr.Spec.Limits {
-					if item.Type != corev1.LimitTypeContainer {
-						continue
+					if item.Type == corev1.LimitTypeContainer {
+						changed = fill(&cs[i].Resources.Limits, item.Default) || changed
+						changed = fill(&cs[i].Resources.Requests, item.DefaultRequest) || changed
 					}
-					fill(&cs[i].Resources.Limits, item.Default)
-					fill(&cs[i].Resources.Requests, item.DefaultRequest)
 				}
 			}
 		}
+	}
+	if !changed {
+		return spec, false
 	}
 	return out, true
 }
 
-// needsDefaults reports whether WithPodDefaults would add anything.
-func needsDefaults(spec *corev1.PodSpec, limits []corev1.LimitRange, overhead corev1.ResourceList) bool {
-	if len(overhead) > 0 && spec.Overhead == nil {
-		return true
-	}
-	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
-		for i := range cs {
-			for _, lr := range limits {
-				for _, item := range lr.Spec.Limits {
-					if item.Type == corev1.LimitTypeContainer &&
-						(missing(cs[i].Resources.Limits, item.Default) || missing(cs[i].Resources.Requests, item.DefaultRequest)) {
-						return true
-					}
-				}
-			}
-		}
-	}
-	return false
-}
-
-func missing(have, defaults corev1.ResourceList) bool {
-	for name := range defaults {
-		if _, ok := have[name]; !ok {
-			return true
-		}
-	}
-	return false
-}
-
-func fill(have *corev1.ResourceList, defaults corev1.ResourceList) {
+// fill sets the defaults have lacks, reporting whether it set any.
+func fill(have *corev1.ResourceList, defaults corev1.ResourceList) bool {
+	set := false
 	for name, q := range defaults {
 		if _, ok := (*have)[name]; ok {
 			continue
@@ -137,6 +113,7 @@ func fill(have *corev1.ResourceList, defaults corev1.ResourceList) {
 		if *have == nil {
 			*have = corev1.ResourceList{}
 		}
-		(*have)[name] = q.DeepCopy()
+		(*have)[name], set = q.DeepCopy(), true
 	}
+	return set
 }
