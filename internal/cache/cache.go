@@ -41,6 +41,8 @@ type Cache struct {
 	queues *queueing.Manager
 	// priorities holds WorkloadPriorityClass values by name.
 	priorities map[string]int32
+	// limits holds the namespaces' LimitRanges (limitranges.go).
+	limits limitRanges
 	// lqStop holds the stop policy of LocalQueues that are stopped.
 	lqStop map[LocalQueueKey]kueue.StopPolicy
 	// records holds, for every workload the informer shows that is not
@@ -222,7 +224,7 @@ func (c *Cache) View(wl *kueue.Workload) lifecycle.View {
 
 func (c *Cache) viewLocked(wl *kueue.Workload) lifecycle.View {
 	lq := LocalQueueKey{Namespace: wl.Namespace, Name: wl.Spec.QueueName}
-	v := lifecycle.View{LocalQueueStop: c.lqStopLocked(lq), PriorityClasses: c.priorityLocked}
+	v := lifecycle.View{LocalQueueStop: c.lqStopLocked(lq), PriorityClasses: c.priorityLocked, LimitRanges: c.limits.summary[wl.Namespace]}
 	v.ClusterQueueName, v.LocalQueueKnown = c.queues.ClusterQueueFor(lq)
 	if cq, ok := c.state.ClusterQueue(v.ClusterQueueName); ok && v.LocalQueueKnown {
 		v.ClusterQueue = cq

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,6 +25,7 @@ func Register(ctx context.Context, inf ctrlcache.Informers, c *cache.Cache) (*Fe
 	f := &Feeder{cache: c}
 	steps := []func() error{
 		func() error { return register(ctx, f, inf, namespaces(c)) },
+		func() error { return register(ctx, f, inf, limitRanges(c)) },
 		func() error { return register(ctx, f, inf, flavors(c)) },
 		func() error { return register(ctx, f, inf, topologies(c)) },
 		func() error { return register(ctx, f, inf, checks(c)) },
@@ -55,6 +57,17 @@ func namespaces(c *cache.Cache) kind[*corev1.Namespace] {
 		relevant: func(o, n *corev1.Namespace) bool { return !maps.Equal(o.Labels, n.Labels) },
 		set:      func(ns *corev1.Namespace) { c.SetNamespace(ns.Name, ns.Labels) },
 		del:      func(ns *corev1.Namespace) { c.DeleteNamespace(ns.Name) },
+	}
+}
+
+// limitRanges records the bounds pending workloads' pods must respect.
+func limitRanges(c *cache.Cache) kind[*corev1.LimitRange] {
+	return kind[*corev1.LimitRange]{
+		name:     "LimitRange",
+		newObj:   func() *corev1.LimitRange { return &corev1.LimitRange{} },
+		relevant: func(o, n *corev1.LimitRange) bool { return !equality.Semantic.DeepEqual(o.Spec, n.Spec) },
+		set:      func(lr *corev1.LimitRange) { c.SetLimitRange(lr.Namespace, lr.Name, lr.Spec) },
+		del:      func(lr *corev1.LimitRange) { c.DeleteLimitRange(lr.Namespace, lr.Name) },
 	}
 }
 

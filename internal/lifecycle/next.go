@@ -308,6 +308,13 @@ func nextPending(wl *kueue.Workload, v *View, opts *Options, now time.Time) Step
 	case v.ClusterQueue == nil:
 		return misconfigured(wl, fmt.Sprintf("ClusterQueue %s doesn't exist", v.ClusterQueueName), ConfirmClusterQueueMissing)
 	}
+	if msg := CheckResources(wl, v.LimitRanges); msg != "" {
+		if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil &&
+			c.Status == metav1.ConditionFalse && c.Reason == kueue.WorkloadReasonPending && c.Message == msg {
+			return Step{}
+		}
+		return Step{Action: SetPending, Reason: kueue.WorkloadReasonPending, Message: msg, EventReason: kueue.WorkloadReasonPending}
+	}
 	return Step{}
 }
 

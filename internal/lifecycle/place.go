@@ -19,8 +19,9 @@ const (
 	// Queued workloads wait in their ClusterQueue's queue.
 	Queued
 	// Aside workloads are pending but kept out of the queues until their
-	// lifecycle moves on: inactive, malformed, their LocalQueue stopped, or
-	// not requeued yet after an eviction (Requeued=False).
+	// lifecycle moves on: inactive, malformed, their LocalQueue stopped,
+	// not requeued yet after an eviction (Requeued=False), or asking for
+	// pods the API server would refuse (CheckResources).
 	Aside
 )
 
@@ -56,6 +57,11 @@ func Place(wl *kueue.Workload, v *View) Placement {
 		return Aside
 	}
 	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadRequeued); c != nil && c.Status == metav1.ConditionFalse {
+		return Aside
+	}
+	if CheckResources(wl, v.LimitRanges) != "" {
+		// Its pods would be refused: admitting it would hold quota
+		// for nothing.
 		return Aside
 	}
 	return Queued

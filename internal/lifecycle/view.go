@@ -20,6 +20,9 @@ type View struct {
 	// AdmittedIn is the ClusterQueue named in status.admission, nil when
 	// there is no admission or the queue is unknown.
 	AdmittedIn *state.ClusterQueue
+	// LimitRanges are the bounds of the workload's namespace, nil when
+	// none.
+	LimitRanges *LimitRanges
 	// PriorityClasses resolves WorkloadPriorityClass values; nil knows
 	// none.
 	PriorityClasses func(name string) (int32, bool)

@@ -1,7 +1,9 @@
 package jobs
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,6 +56,63 @@ func TestJobIsChargedItsLimitRangeDefaultsAndOverhead(t *testing.T) {
 	afterCycles(t, func() error {
 		if j := getJob(t, ns, "large"); !ptr.Deref(j.Spec.Suspend, false) {
 			return fmt.Errorf("the 4.5-CPU Job started within 4 CPUs of quota")
+		}
+		return nil
+	})
+}
+
+// A Job whose pods the API server would refuse for the namespace's
+// LimitRanges waits, saying why, instead of taking quota for pods that
+// cannot be created: one above the LimitRange's max until the LimitRange
+// goes, one whose request is above the limit the LimitRange gives it.
+func TestJobOutsideItsLimitRangeWaits(t *testing.T) {
+	startManager(t)
+	ns, _, fl := queues(t, "8")
+	create(t, &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "max"}, Spec: corev1.LimitRangeSpec{
+		Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, Max: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}})
+	// Its own limit: the API server gives the LimitRange a default limit
+	// equal to its max, which would be below the request.
+	greedy := newJob(ns, "greedy", "lq", 1, "2")
+	greedy.Spec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+	create(t, greedy)
+	waitPendingWith(t, ns, "greedy", "didn't satisfy LimitRange constraints: ", "cpu request 2 is above the maximum 1")
+
+	otherNS, _, _ := queues(t, "8")
+	create(t, &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: otherNS, Name: "default-limit"}, Spec: corev1.LimitRangeSpec{
+		Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, Default: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}}}}})
+	create(t, newJob(otherNS, "over-limit", "lq", 1, "700m"))
+	waitPendingWith(t, otherNS, "over-limit", "resource validation failed: ", "cpu request 700m exceeds its limit 500m")
+
+	if err := env.Client.Delete(context.Background(), &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "max"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, ns, "greedy", fl)
+}
+
+// waitPendingWith waits for a Job's Workload to be pending with a
+// QuotaReserved message that has these parts, while the Job stays
+// suspended.
+func waitPendingWith(t *testing.T, ns, job string, parts ...string) {
+	t.Helper()
+	eventually(t, "Job "+job+" pending with "+strings.Join(parts, " ... "), func() error {
+		wl := workloadOf(t, getJob(t, ns, job))
+		if wl == nil {
+			return fmt.Errorf("no Workload yet")
+		}
+		c := condition(wl, "QuotaReserved")
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "Pending" {
+			return fmt.Errorf("QuotaReserved %+v", c)
+		}
+		for _, p := range parts {
+			if !strings.Contains(c.Message, p) {
+				return fmt.Errorf("QuotaReserved message %q lacks %q", c.Message, p)
+			}
+		}
+		return nil
+	})
+	afterCycles(t, func() error {
+		if j := getJob(t, ns, job); !ptr.Deref(j.Spec.Suspend, false) {
+			return fmt.Errorf("Job %s started with pods the API server would refuse", job)
 		}
 		return nil
 	})

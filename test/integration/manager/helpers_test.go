@@ -419,7 +419,11 @@ func countEvents(t *testing.T, ns, name, reason string) int {
 func waitEvent(t *testing.T, ns, name, typ, reason string) string {
 	t.Helper()
 	var msg string
-	eventually(t, 20*time.Second, fmt.Sprintf("%s event %s on %s", typ, reason, name), func() error {
+	// Events are written one at a time after the fact, and client-go
+	// waits up to 10 s before it retries a write the API server failed:
+	// on a loaded machine the event trails the status it reports by more
+	// than the 20 s the status waits allow.
+	eventually(t, 60*time.Second, fmt.Sprintf("%s event %s on %s", typ, reason, name), func() error {
 		var seen []string
 		for _, e := range events(t, ns, name) {
 			if e.Type == typ && e.Reason == reason {
