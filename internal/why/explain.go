@@ -122,6 +122,9 @@ func Explain(st *State, namespace, name string, opts Options) (*Explanation, err
 	if err := sim.LoadSetup(c, setup); err != nil {
 		return nil, err
 	}
+	for i := range st.LimitRanges {
+		c.SetLimitRange(st.LimitRanges[i].Namespace, st.LimitRanges[i].Name, st.LimitRanges[i].Spec)
+	}
 	for i := range st.Workloads {
 		c.UpsertWorkload(&st.Workloads[i])
 	}
@@ -129,7 +132,7 @@ func Explain(st *State, namespace, name string, opts Options) (*Explanation, err
 	ex.Blockers = append(ex.Blockers, staticBlockers(st, wl, lq, snap)...)
 	key := types.NamespacedName{Namespace: namespace, Name: name}
 	if place, _ := c.Placement(key); place == lifecycle.Aside && len(ex.Blockers) == 0 {
-		ex.Blockers = append(ex.Blockers, setAside(wl))
+		ex.Blockers = append(ex.Blockers, setAside(wl, c.View(wl).LimitRanges))
 	}
 	if len(ex.Blockers) > 0 || lq == nil {
 		return ex, nil
@@ -254,9 +257,12 @@ func conditionNote(wl *kueue.Workload, typ string) string {
 }
 
 // setAside explains a workload the queues keep out for its own state.
-func setAside(wl *kueue.Workload) Blocker {
+func setAside(wl *kueue.Workload, lr *lifecycle.LimitRanges) Blocker {
 	if err := lifecycle.CheckPodSets(wl); err != nil {
 		return Blocker{CauseSetAside, "the workload is malformed: " + err.Error()}
+	}
+	if msg := lifecycle.CheckResources(wl, lr); msg != "" {
+		return Blocker{CauseSetAside, "the API server would refuse its pods: " + msg}
 	}
 	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadRequeued); c != nil && c.Status == metav1.ConditionFalse {
 		return Blocker{CauseSetAside, "not requeued yet after its eviction: " + c.Message}

@@ -324,3 +324,17 @@ func TestTopologyUnknown(t *testing.T) {
 	st.Workloads = []kueue.Workload{pending("w", "1", 0, time.Minute)}
 	wantBlocker(t, explain(t, st, "w", Options{}), CauseTopology, "could not be listed")
 }
+
+// A workload above its namespace's LimitRange max would fit the quota,
+// but its pods would be refused: the answer says so instead of "fits".
+func TestLimitRangeSetsAside(t *testing.T) {
+	st := cluster()
+	st.Workloads = []kueue.Workload{pending("train", "2", 0, time.Minute)}
+	st.LimitRanges = []corev1.LimitRange{{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "lr"}, Spec: corev1.LimitRangeSpec{
+		Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, Max: corev1.ResourceList{"cpu": resource.MustParse("1")}}}}}}
+	ex := explain(t, st, "train", Options{})
+	if ex.FitsNow {
+		t.Error("a workload whose pods would be refused is said to fit now")
+	}
+	wantBlocker(t, ex, CauseSetAside, "didn't satisfy LimitRange constraints")
+}

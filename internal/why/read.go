@@ -46,6 +46,9 @@ type State struct {
 	Nodes           []corev1.Node
 	Pods            []corev1.Pod
 	TopologyUnknown bool
+	// LimitRanges bound the pods of pending workloads; none when the
+	// caller may not list them.
+	LimitRanges []corev1.LimitRange
 }
 
 // Read lists what an explanation needs. Cohorts, WorkloadPriorityClasses,
@@ -83,6 +86,11 @@ func Read(ctx context.Context, c client.Reader) (*State, error) {
 		}
 	}
 	st.Cohorts, st.Priorities, st.AdmissionChecks = cohorts.Items, wpcs.Items, checks.Items
+	var lrs corev1.LimitRangeList
+	if err := c.List(ctx, &lrs); err != nil && !optional(err) {
+		return nil, fmt.Errorf("listing LimitRanges: %w", err)
+	}
+	st.LimitRanges = lrs.Items
 	var nss corev1.NamespaceList
 	if err := c.List(ctx, &nss); err != nil {
 		if !optional(err) {
