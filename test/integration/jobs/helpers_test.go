@@ -99,7 +99,7 @@ func newJob(ns, name, queue string, parallelism int32, cpu string) *batchv1.Job 
 
 func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(45 * time.Second)
 	var err error
 	for time.Now().Before(deadline) {
 		if err = cond(); err == nil {
@@ -107,7 +107,7 @@ func eventually(t *testing.T, what string, cond func() error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("%s: not true after 20s: %v", what, err)
+	t.Fatalf("%s: not true after 45s: %v", what, err)
 }
 
 func getJob(t *testing.T, ns, name string) *batchv1.Job {

@@ -91,7 +91,7 @@ func (s *suite) create(objs ...client.Object) {
 
 func (s *suite) eventually(what string, cond func() error) {
 	s.t.Helper()
-	testutil.Eventually(s.t, 20*time.Second, 50*time.Millisecond, what, cond)
+	testutil.Eventually(s.t, 45*time.Second, 50*time.Millisecond, what, cond)
 }
 
 // get reads obj again.

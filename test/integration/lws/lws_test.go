@@ -27,7 +27,7 @@ import (
 
 func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	testutil.Eventually(t, 20*time.Second, 50*time.Millisecond, what, cond)
+	testutil.Eventually(t, 45*time.Second, 50*time.Millisecond, what, cond)
 }
 
 func template(cpu string) corev1.PodTemplateSpec {

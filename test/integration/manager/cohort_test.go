@@ -75,7 +75,7 @@ func TestBorrowingLimitCapsBorrowing(t *testing.T) {
 	for _, name := range []string{"w1", "w2", "w3", "w4"} {
 		create(t, newWorkload(ns, name, "borrower", 1, "1", 0))
 	}
-	eventually(t, 20*time.Second, "three of four workloads admitted", func() error {
+	eventually(t, 45*time.Second, "three of four workloads admitted", func() error {
 		if got := admittedIn(t, ns, borrower); len(got) != 3 {
 			return fmt.Errorf("admitted %v", got)
 		}

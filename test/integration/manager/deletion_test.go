@@ -55,7 +55,7 @@ func TestClusterQueueDeletionWaitsForItsWorkloads(t *testing.T) {
 	}
 
 	finish(t, ns, "running")
-	eventually(t, 20*time.Second, "the ClusterQueue and then its flavor are gone", func() error {
+	eventually(t, 45*time.Second, "the ClusterQueue and then its flavor are gone", func() error {
 		if err := env.Client.Get(ctx, objectKey("", cq), &kueue.ClusterQueue{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("ClusterQueue still there (%v)", err)
 		}

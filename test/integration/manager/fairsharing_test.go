@@ -48,7 +48,7 @@ func TestFairSharingFollowsWeights(t *testing.T) {
 	})
 
 	var h, l int
-	eventually(t, 20*time.Second, "the cohort's 12 cpu admitted 3:1", func() error {
+	eventually(t, 45*time.Second, "the cohort's 12 cpu admitted 3:1", func() error {
 		h, l = len(admittedIn(t, ns, heavy)), len(admittedIn(t, ns, light))
 		if h+l != 12 || h < 8 || h > 10 {
 			return fmt.Errorf("admitted %d in %s and %d in %s, want 9 and 3 (±1)", h, heavy, l, light)

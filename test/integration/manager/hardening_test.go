@@ -56,7 +56,7 @@ func TestClusterQueueFinalizerSurvivesRestart(t *testing.T) {
 	for _, name := range names {
 		finish(t, ns, name)
 	}
-	eventually(t, 20*time.Second, "the ClusterQueue gone once its workloads finished", func() error {
+	eventually(t, 45*time.Second, "the ClusterQueue gone once its workloads finished", func() error {
 		if err := env.Client.Get(ctx, types.NamespacedName{Name: cq}, &kueue.ClusterQueue{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("still there (%v)", err)
 		}
@@ -108,7 +108,7 @@ func TestStatusWritesDoNotWakeTheQueues(t *testing.T) {
 	}
 	lastLQ, lastCohort = lq.ResourceVersion, co.ResourceVersion
 	// Wait until the manager's informers have seen the last writes.
-	eventually(t, 20*time.Second, "the manager's informers caught up", func() error {
+	eventually(t, 45*time.Second, "the manager's informers caught up", func() error {
 		var c kueue.ClusterQueue
 		var l kueue.LocalQueue
 		var h kueue.Cohort

@@ -155,7 +155,7 @@ func condition(wl *kueue.Workload, typ string) (metav1.ConditionStatus, string) 
 // waitAdmitted waits until the workload is admitted, in the given queue.
 func waitAdmitted(t *testing.T, ns, name, cq string) {
 	t.Helper()
-	eventually(t, 20*time.Second, fmt.Sprintf("workload %s admitted", name), func() error {
+	eventually(t, 45*time.Second, fmt.Sprintf("workload %s admitted", name), func() error {
 		wl := getWorkload(t, ns, name)
 		if st, _ := condition(wl, kueue.WorkloadAdmitted); st != metav1.ConditionTrue {
 			return fmt.Errorf("Admitted=%q, conditions %v", st, wl.Status.Conditions)
@@ -170,7 +170,7 @@ func waitAdmitted(t *testing.T, ns, name, cq string) {
 // waitPending waits until the workload waits with the given reason.
 func waitPending(t *testing.T, ns, name, reason string) {
 	t.Helper()
-	eventually(t, 20*time.Second, fmt.Sprintf("workload %s pending (%s)", name, reason), func() error {
+	eventually(t, 45*time.Second, fmt.Sprintf("workload %s pending (%s)", name, reason), func() error {
 		wl := getWorkload(t, ns, name)
 		st, r := condition(wl, kueue.WorkloadQuotaReserved)
 		if st != metav1.ConditionFalse || r != reason || wl.Status.Admission != nil {
@@ -194,7 +194,7 @@ func finish(t *testing.T, ns, name string) {
 // waitQueueStatus waits until a ClusterQueue's status satisfies check.
 func waitQueueStatus(t *testing.T, name string, check func(*kueue.ClusterQueueStatus) error) {
 	t.Helper()
-	eventually(t, 20*time.Second, "ClusterQueue "+name+" status", func() error {
+	eventually(t, 45*time.Second, "ClusterQueue "+name+" status", func() error {
 		var cq kueue.ClusterQueue
 		if err := env.Client.Get(context.Background(), client.ObjectKey{Name: name}, &cq); err != nil {
 			return err
@@ -288,7 +288,7 @@ func setActive(t *testing.T, ns, name string, active bool) {
 // waitWorkload waits until check accepts the workload.
 func waitWorkload(t *testing.T, ns, name, what string, check func(*kueue.Workload) error) {
 	t.Helper()
-	eventually(t, 20*time.Second, fmt.Sprintf("workload %s %s", name, what), func() error {
+	eventually(t, 45*time.Second, fmt.Sprintf("workload %s %s", name, what), func() error {
 		return check(getWorkload(t, ns, name))
 	})
 }
@@ -421,9 +421,9 @@ func waitEvent(t *testing.T, ns, name, typ, reason string) string {
 	var msg string
 	// Events are written one at a time after the fact, and client-go
 	// waits up to 10 s before it retries a write the API server failed:
-	// on a loaded machine the event trails the status it reports by more
-	// than the 20 s the status waits allow.
-	eventually(t, 60*time.Second, fmt.Sprintf("%s event %s on %s", typ, reason, name), func() error {
+	// on a loaded machine the event can trail the status it reports by
+	// more than the 45 s the status waits allow.
+	eventually(t, 90*time.Second, fmt.Sprintf("%s event %s on %s", typ, reason, name), func() error {
 		var seen []string
 		for _, e := range events(t, ns, name) {
 			if e.Type == typ && e.Reason == reason {

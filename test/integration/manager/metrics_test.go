@@ -60,7 +60,7 @@ func hasLabels(m *dto.Metric, want map[string]string) bool {
 // waitMetric waits until the series has value v.
 func waitMetric(t *testing.T, name string, labels map[string]string, v float64) {
 	t.Helper()
-	eventually(t, 20*time.Second, fmt.Sprintf("%s%v = %v", name, labels, v), func() error {
+	eventually(t, 45*time.Second, fmt.Sprintf("%s%v = %v", name, labels, v), func() error {
 		got, ok := metricValue(t, name, labels)
 		if !ok {
 			return fmt.Errorf("no series")
@@ -120,7 +120,7 @@ func TestMetricsFollowAdmissions(t *testing.T) {
 	if err := env.Client.Delete(ctx, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cq}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "the deleted ClusterQueue's gauges are gone", func() error {
+	eventually(t, 45*time.Second, "the deleted ClusterQueue's gauges are gone", func() error {
 		if _, ok := metricValue(t, "kueue_cluster_queue_status", byCQ); ok {
 			return fmt.Errorf("kueue_cluster_queue_status still reported")
 		}

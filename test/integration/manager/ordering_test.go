@@ -25,7 +25,7 @@ func TestWorkloadsCreatedJustBeforeTheirLocalQueue(t *testing.T) {
 		time.Sleep(time.Duration(i%10) * time.Millisecond)
 		create(t, localQueue(ns, lq, cq))
 	}
-	eventually(t, 20*time.Second, "every workload admitted", func() error {
+	eventually(t, 45*time.Second, "every workload admitted", func() error {
 		if pending := pendingOf(t, ns, names...); len(pending) > 0 {
 			return fmt.Errorf("not admitted: %v", pending)
 		}

@@ -83,7 +83,7 @@ func TestReclaimWithinCohort(t *testing.T) {
 	waitAdmitted(t, ns, "mine", owner)
 	// Exactly one of the borrower's workloads had to go.
 	var victim, survivor string
-	eventually(t, 20*time.Second, "one borrower workload preempted", func() error {
+	eventually(t, 45*time.Second, "one borrower workload preempted", func() error {
 		victim, survivor = "", ""
 		for _, name := range []string{"b1", "b2"} {
 			if getWorkload(t, ns, name).Status.Admission == nil {

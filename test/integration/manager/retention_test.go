@@ -27,7 +27,7 @@ func TestFinishedWorkloadsAreDeletedAfterTheirRetention(t *testing.T) {
 	waitAdmitted(t, ns, "running", cq)
 	finished := time.Now()
 	finish(t, ns, "done")
-	eventually(t, 20*time.Second, "the finished workload is deleted", func() error {
+	eventually(t, 45*time.Second, "the finished workload is deleted", func() error {
 		err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "done"}, &kueue.Workload{})
 		if apierrors.IsNotFound(err) {
 			return nil

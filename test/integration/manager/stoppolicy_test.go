@@ -27,7 +27,7 @@ func setLocalQueueStopPolicy(t *testing.T, ns, name string, p kueue.StopPolicy) 
 // waitLocalQueueActive waits for a LocalQueue's Active condition.
 func waitLocalQueueActive(t *testing.T, ns, name string, status metav1.ConditionStatus, reason string) {
 	t.Helper()
-	eventually(t, 20*time.Second, "LocalQueue "+name+" Active condition", func() error {
+	eventually(t, 45*time.Second, "LocalQueue "+name+" Active condition", func() error {
 		var lq kueue.LocalQueue
 		if err := env.Client.Get(t.Context(), objectKey(ns, name), &lq); err != nil {
 			return err

@@ -77,7 +77,7 @@ func TestTerminatingClusterQueueKeepsItsPlaceInTheCohort(t *testing.T) {
 		create(t, gpuWorkload(ns, b[i], "b", 1))
 	}
 	create(t, gpuWorkload(ns, "a3", "a", 1))
-	eventually(t, 20*time.Second, "cq-b admits the 4 free GPUs", func() error {
+	eventually(t, 45*time.Second, "cq-b admits the 4 free GPUs", func() error {
 		if n := len(admittedIn(t, ns, cqB)); n != 4 {
 			return fmt.Errorf("%d of cq-b's workloads admitted, want 4", n)
 		}
@@ -92,7 +92,7 @@ func TestTerminatingClusterQueueKeepsItsPlaceInTheCohort(t *testing.T) {
 	// may use them (6 more fill its 10 workloads; cq-a's nominal still
 	// counts, so 12 is cq-b's limit).
 	finish(t, ns, "a1")
-	eventually(t, 20*time.Second, "cq-b admits its other 6 workloads", func() error {
+	eventually(t, 45*time.Second, "cq-b admits its other 6 workloads", func() error {
 		if n := len(admittedIn(t, ns, cqB)); n != 10 {
 			return fmt.Errorf("%d of cq-b's workloads admitted, want 10", n)
 		}
@@ -102,7 +102,7 @@ func TestTerminatingClusterQueueKeepsItsPlaceInTheCohort(t *testing.T) {
 		t.Fatalf("cq-a must stay while a2 runs: %v", err)
 	}
 	finish(t, ns, "a2")
-	eventually(t, 20*time.Second, "cq-a gone once its last reservation is released", func() error {
+	eventually(t, 45*time.Second, "cq-a gone once its last reservation is released", func() error {
 		if err := env.Client.Get(ctx, types.NamespacedName{Name: cqA}, &kueue.ClusterQueue{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("cq-a still there (%v)", err)
 		}
@@ -121,7 +121,7 @@ func TestForcedClusterQueueDeletionKeepsUsageCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	update(t, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cqA}}, func(cq *kueue.ClusterQueue) { cq.Finalizers = nil })
-	eventually(t, 20*time.Second, "cq-a gone", func() error {
+	eventually(t, 45*time.Second, "cq-a gone", func() error {
 		if err := env.Client.Get(ctx, client.ObjectKey{Name: cqA}, &kueue.ClusterQueue{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("still there (%v)", err)
 		}

@@ -48,7 +48,7 @@ func TestTransformationsShareQuotaAcrossFlavors(t *testing.T) {
 		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), wl) })
 	}
 	var pending []string
-	eventually(t, 20*time.Second, "four workloads admitted", func() error {
+	eventually(t, 45*time.Second, "four workloads admitted", func() error {
 		pending = pendingOf(t, ns, names...)
 		if len(pending) != 1 {
 			return fmt.Errorf("pending: %v", pending)
@@ -56,7 +56,7 @@ func TestTransformationsShareQuotaAcrossFlavors(t *testing.T) {
 		return nil
 	})
 	stayAdmitted(t, ns, slicesWithout(names, pending[0])...)
-	eventually(t, 20*time.Second, "the pending workload says it waits for cpu_credits", func() error {
+	eventually(t, 45*time.Second, "the pending workload says it waits for cpu_credits", func() error {
 		if msg := quotaReservedMessage(getWorkload(t, ns, pending[0])); !strings.Contains(msg, "cpu_credits") {
 			return fmt.Errorf("QuotaReserved message %q", msg)
 		}

@@ -39,7 +39,7 @@ func TestMultiKueueCheckSaysItIsNotSupported(t *testing.T) {
 			AdmissionChecksStrategy: &kueue.AdmissionChecksStrategy{AdmissionChecks: []kueue.AdmissionCheckStrategyRule{{Name: kueue.AdmissionCheckReference(check)}}},
 		}},
 	)
-	eventually(t, 20*time.Second, "the check says MultiKueue is not supported", func() error {
+	eventually(t, 45*time.Second, "the check says MultiKueue is not supported", func() error {
 		var ac kueue.AdmissionCheck
 		if err := env.Client.Get(context.Background(), client.ObjectKey{Name: check}, &ac); err != nil {
 			return err
@@ -66,7 +66,7 @@ func TestProvisioningCheckWithoutTheCRDSaysSo(t *testing.T) {
 			ControllerName: provisioning.ControllerName,
 			Parameters:     &kueue.AdmissionCheckParametersReference{APIGroup: kueue.GroupVersion.Group, Kind: provisioning.ConfigKind, Name: name}}},
 	)
-	eventually(t, 20*time.Second, "the check says ProvisioningRequests are not served", func() error {
+	eventually(t, 45*time.Second, "the check says ProvisioningRequests are not served", func() error {
 		var ac kueue.AdmissionCheck
 		if err := env.Client.Get(context.Background(), client.ObjectKey{Name: name}, &ac); err != nil {
 			return err

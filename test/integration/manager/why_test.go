@@ -72,7 +72,7 @@ func TestWhyExplainsAndEstimatesTheStart(t *testing.T) {
 	update(t, &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lq"}},
 		func(lq *kueue.LocalQueue) { lq.Spec.StopPolicy = ptr.To(kueue.Hold) })
 	create(t, newWorkload(ns, "held", "lq", 1, "1", 0))
-	eventually(t, 20*time.Second, "why names the stopped LocalQueue", func() error {
+	eventually(t, 45*time.Second, "why names the stopped LocalQueue", func() error {
 		st, err := why.Read(ctx, env.Client)
 		if err != nil {
 			return err

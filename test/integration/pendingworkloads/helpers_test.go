@@ -92,7 +92,7 @@ func getWorkload(t *testing.T, ns, name string) *kueue.Workload {
 
 func waitAdmitted(t *testing.T, ns, name string) {
 	t.Helper()
-	testutil.Eventually(t, 20*time.Second, 50*time.Millisecond, "workload "+name+" admitted", func() error {
+	testutil.Eventually(t, 45*time.Second, 50*time.Millisecond, "workload "+name+" admitted", func() error {
 		if wl := getWorkload(t, ns, name); !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
 			return fmt.Errorf("conditions %v", wl.Status.Conditions)
 		}
@@ -171,7 +171,7 @@ func pending(t *testing.T, path string) ([]item, *visibilityapi.PendingWorkloads
 // waitPending polls a pendingworkloads path until it returns want.
 func waitPending(t *testing.T, path string, want []item) {
 	t.Helper()
-	testutil.Eventually(t, 20*time.Second, 100*time.Millisecond, "GET "+path, func() error {
+	testutil.Eventually(t, 45*time.Second, 100*time.Millisecond, "GET "+path, func() error {
 		got, _ := pending(t, path)
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			return fmt.Errorf("got %v, want %v", got, want)

@@ -20,7 +20,7 @@ import (
 
 func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	testutil.Eventually(t, 20*time.Second, 50*time.Millisecond, what, cond)
+	testutil.Eventually(t, 45*time.Second, 50*time.Millisecond, what, cond)
 }
 
 // startManager runs a manager with the TrainJob integration only.
