@@ -18,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -92,6 +93,7 @@ func New(opts lifecycle.Options) *Cache {
 		state:      state.New(),
 		queues:     queueing.NewManager(),
 		priorities: map[string]int32{},
+		limits:     limitRanges{specs: map[string]map[string]corev1.LimitRangeSpec{}, summary: map[string]*lifecycle.LimitRanges{}},
 		lqStop:     map[LocalQueueKey]kueue.StopPolicy{},
 		records:    map[Key]*record{},
 		byLocal:    map[LocalQueueKey]map[Key]struct{}{},

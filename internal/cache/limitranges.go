@@ -18,9 +18,6 @@ type limitRanges struct {
 func (c *Cache) SetLimitRange(namespace, name string, spec corev1.LimitRangeSpec) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.limits.specs == nil {
-		c.limits = limitRanges{specs: map[string]map[string]corev1.LimitRangeSpec{}, summary: map[string]*lifecycle.LimitRanges{}}
-	}
 	if c.limits.specs[namespace] == nil {
 		c.limits.specs[namespace] = map[string]corev1.LimitRangeSpec{}
 	}

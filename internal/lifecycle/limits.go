@@ -2,12 +2,14 @@ package lifecycle
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/resources"
 )
 
 // Messages of a pending workload whose pods the API server would refuse,
@@ -81,13 +83,26 @@ func merge(into, from corev1.ResourceList, keep int) corev1.ResourceList {
 // refused by the API server, "" when they would not: a container whose
 // request exceeds its limit, or, with lr, containers or pods outside the
 // namespace's LimitRange bounds. The workload stays pending with that
-// message instead of being admitted to pods that cannot be created.
+// message instead of being admitted to pods that cannot be created. It
+// runs each time the informer shows a pending workload: in a namespace
+// without LimitRanges it allocates only once it has found something
+// wrong.
 func CheckResources(wl *kueue.Workload, lr *LimitRanges) string {
 	var problems []string
 	for i := range wl.Spec.PodSets {
 		ps := &wl.Spec.PodSets[i]
-		problems = overLimits(problems, ps.Name, "initContainers", ps.Template.Spec.InitContainers)
-		problems = overLimits(problems, ps.Name, "containers", ps.Template.Spec.Containers)
+		eachContainer(&ps.Template.Spec, func(field string, c *corev1.Container) {
+			if !overLimit(c) {
+				return
+			}
+			for _, name := range slices.Sorted(maps.Keys(c.Resources.Requests)) {
+				req := c.Resources.Requests[name]
+				if lim, ok := c.Resources.Limits[name]; ok && req.Cmp(lim) > 0 {
+					problems = append(problems, fmt.Sprintf("%s: %s request %s exceeds its limit %s",
+						containerPath(ps.Name, field, c.Name), name, req.String(), lim.String()))
+				}
+			}
+		})
 	}
 	if len(problems) > 0 {
 		return MsgResourceValidation + strings.Join(problems, "; ")
@@ -115,26 +130,7 @@ func CheckResources(wl *kueue.Workload, lr *LimitRanges) string {
 	return ""
 }
 
-// overLimits adds the requests above their limits in cs to problems.
-func overLimits(problems []string, podSet kueue.PodSetReference, field string, cs []corev1.Container) []string {
-	for i := range cs {
-		c := &cs[i]
-		if !overLimit(c) {
-			continue
-		}
-		for _, name := range sortedNames(c.Resources.Requests) {
-			req := c.Resources.Requests[name]
-			if lim, ok := c.Resources.Limits[name]; ok && req.Cmp(lim) > 0 {
-				problems = append(problems, fmt.Sprintf("%s: %s request %s exceeds its limit %s",
-					containerPath(podSet, field, c.Name), name, req.String(), lim.String()))
-			}
-		}
-	}
-	return problems
-}
-
-// overLimit reports a request above its limit, without allocating: it
-// runs each time the informer shows a pending workload.
+// overLimit reports a request above its limit.
 func overLimit(c *corev1.Container) bool {
 	for name, req := range c.Resources.Requests {
 		if lim, ok := c.Resources.Limits[name]; ok && req.Cmp(lim) > 0 {
@@ -162,25 +158,24 @@ func containerPath(podSet kueue.PodSetReference, field, name string) string {
 // the workload was built.
 func (b *Bounds) check(path string, requests, limits corev1.ResourceList) []string {
 	var out []string
-	for _, name := range sortedNames(b.Min) {
-		min := b.Min[name]
-		if q, ok := requests[name]; ok && q.Cmp(min) < 0 {
-			out = append(out, fmt.Sprintf("%s: %s request %s is below the minimum %s", path, name, q.String(), min.String()))
+	for _, amounts := range []struct {
+		kind string
+		list corev1.ResourceList
+	}{{"request", requests}, {"limit", limits}} {
+		for _, name := range slices.Sorted(maps.Keys(b.Min)) {
+			q, ok := amounts.list[name]
+			if min := b.Min[name]; ok && q.Cmp(min) < 0 {
+				out = append(out, fmt.Sprintf("%s: %s %s %s is below the minimum %s", path, name, amounts.kind, q.String(), min.String()))
+			}
 		}
-		if q, ok := limits[name]; ok && q.Cmp(min) < 0 {
-			out = append(out, fmt.Sprintf("%s: %s limit %s is below the minimum %s", path, name, q.String(), min.String()))
+		for _, name := range slices.Sorted(maps.Keys(b.Max)) {
+			q, ok := amounts.list[name]
+			if max := b.Max[name]; ok && q.Cmp(max) > 0 {
+				out = append(out, fmt.Sprintf("%s: %s %s %s is above the maximum %s", path, name, amounts.kind, q.String(), max.String()))
+			}
 		}
 	}
-	for _, name := range sortedNames(b.Max) {
-		max := b.Max[name]
-		if q, ok := requests[name]; ok && q.Cmp(max) > 0 {
-			out = append(out, fmt.Sprintf("%s: %s request %s is above the maximum %s", path, name, q.String(), max.String()))
-		}
-		if q, ok := limits[name]; ok && q.Cmp(max) > 0 {
-			out = append(out, fmt.Sprintf("%s: %s limit %s is above the maximum %s", path, name, q.String(), max.String()))
-		}
-	}
-	for _, name := range sortedNames(b.MaxRatio) {
+	for _, name := range slices.Sorted(maps.Keys(b.MaxRatio)) {
 		ratio := b.MaxRatio[name]
 		req, hasReq := requests[name]
 		lim, hasLim := limits[name]
@@ -199,42 +194,14 @@ func (b *Bounds) check(path string, requests, limits corev1.ResourceList) []stri
 // LimitRanger plugin does for Pod items: the containers' sum, or the
 // largest init container where that is more.
 func podTotals(spec *corev1.PodSpec) (requests, limits corev1.ResourceList) {
-	requests, limits = corev1.ResourceList{}, corev1.ResourceList{}
+	req, lim := resources.Requests{}, resources.Requests{}
 	for i := range spec.Containers {
-		add(requests, spec.Containers[i].Resources.Requests)
-		add(limits, spec.Containers[i].Resources.Limits)
+		req.Add(resources.FromResourceList(spec.Containers[i].Resources.Requests))
+		lim.Add(resources.FromResourceList(spec.Containers[i].Resources.Limits))
 	}
 	for i := range spec.InitContainers {
-		atLeast(requests, spec.InitContainers[i].Resources.Requests)
-		atLeast(limits, spec.InitContainers[i].Resources.Limits)
+		req.Max(resources.FromResourceList(spec.InitContainers[i].Resources.Requests))
+		lim.Max(resources.FromResourceList(spec.InitContainers[i].Resources.Limits))
 	}
-	return requests, limits
-}
-
-func add(into, from corev1.ResourceList) {
-	for name, q := range from {
-		sum := into[name]
-		sum.Add(q)
-		into[name] = sum
-	}
-}
-
-func atLeast(into, from corev1.ResourceList) {
-	for name, q := range from {
-		if old, ok := into[name]; !ok || q.Cmp(old) > 0 {
-			into[name] = q
-		}
-	}
-}
-
-func sortedNames(list corev1.ResourceList) []corev1.ResourceName {
-	if len(list) == 0 {
-		return nil
-	}
-	names := make([]corev1.ResourceName, 0, len(list))
-	for name := range list {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
+	return req.ToResourceList(), lim.ToResourceList()
 }

@@ -76,6 +76,7 @@ func TestCheckResources(t *testing.T) {
 	cases := []struct {
 		name       string
 		containers []corev1.ResourceRequirements
+		init       []corev1.ResourceRequirements
 		lr         *LimitRanges
 		want       []string // substrings; none means no problem
 	}{
@@ -96,12 +97,22 @@ func TestCheckResources(t *testing.T) {
 		{name: "pod total above the pod max", lr: lr, containers: []corev1.ResourceRequirements{
 			{Requests: rl("cpu", "2")}, {Requests: rl("cpu", "1500m")}},
 			want: []string{"podSets[main] pod: cpu request 3500m is above the maximum 3"}},
+		{name: "init container larger than the containers' sum", lr: lr, init: []corev1.ResourceRequirements{
+			{Requests: rl("cpu", "1")}, {Requests: rl("cpu", "3500m")}},
+			containers: []corev1.ResourceRequirements{{Requests: rl("cpu", "500m")}, {Requests: rl("cpu", "500m")}, {Requests: rl("cpu", "500m")}},
+			want:       []string{"podSets[main] pod: cpu request 3500m is above the maximum 3"}},
+		{name: "init container above the container max", lr: lr, init: []corev1.ResourceRequirements{{Requests: rl("cpu", "2500m")}},
+			want: []string{"podSets[main].template.spec.initContainers[init-a]: cpu request 2500m is above the maximum 2"}},
 		{name: "no LimitRanges: only requests against limits", containers: []corev1.ResourceRequirements{
 			{Requests: rl("cpu", "30")}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			wl := withContainers(newWL(), c.containers...).wl
+			for i, r := range c.init {
+				wl.Spec.PodSets[0].Template.Spec.InitContainers = append(wl.Spec.PodSets[0].Template.Spec.InitContainers,
+					corev1.Container{Name: "init-" + string(rune('a'+i)), Resources: r})
+			}
 			got := CheckResources(wl, c.lr)
 			if len(c.want) == 0 {
 				if got != "" {
@@ -122,8 +133,9 @@ func TestCheckResources(t *testing.T) {
 				t.Errorf("placed %v, want Aside", p)
 			}
 			s := Next(wl, v, &Options{}, t0)
-			if s.Action != SetPending || s.Reason != kueue.WorkloadReasonPending || s.Message != got {
-				t.Fatalf("Next = %+v, want SetPending Pending with the message", s)
+			if s.Action != SetPending || s.Reason != kueue.WorkloadReasonPending || s.Message != got ||
+				s.EventReason != kueue.WorkloadReasonPending {
+				t.Fatalf("Next = %+v, want SetPending Pending with the message and a Pending event", s)
 			}
 			wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved,
 				Status: metav1.ConditionFalse, Reason: kueue.WorkloadReasonPending, Message: got})

@@ -309,22 +309,23 @@ func nextPending(wl *kueue.Workload, v *View, opts *Options, now time.Time) Step
 		return misconfigured(wl, fmt.Sprintf("ClusterQueue %s doesn't exist", v.ClusterQueueName), ConfirmClusterQueueMissing)
 	}
 	if msg := CheckResources(wl, v.LimitRanges); msg != "" {
-		if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil &&
-			c.Status == metav1.ConditionFalse && c.Reason == kueue.WorkloadReasonPending && c.Message == msg {
-			return Step{}
-		}
-		return Step{Action: SetPending, Reason: kueue.WorkloadReasonPending, Message: msg, EventReason: kueue.WorkloadReasonPending}
+		return keptOut(wl, kueue.WorkloadReasonPending, msg, ConfirmNothing)
 	}
 	return Step{}
 }
 
 func misconfigured(wl *kueue.Workload, msg string, confirm Confirm) Step {
+	return keptOut(wl, kueue.WorkloadReasonMisconfigured, msg, confirm)
+}
+
+// keptOut says, once, with QuotaReserved=False and a Warning event of the
+// same reason, why a pending workload is kept out of its queue.
+func keptOut(wl *kueue.Workload, reason, msg string, confirm Confirm) Step {
 	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil && c.Status == metav1.ConditionFalse &&
-		c.Reason == kueue.WorkloadReasonMisconfigured && c.Message == msg {
+		c.Reason == reason && c.Message == msg {
 		return Step{}
 	}
-	return Step{Action: SetPending, Reason: kueue.WorkloadReasonMisconfigured, Message: msg, Confirm: confirm,
-		EventReason: kueue.WorkloadReasonMisconfigured}
+	return Step{Action: SetPending, Reason: reason, Message: msg, Confirm: confirm, EventReason: reason}
 }
 
 // inactiveMarked reports whether a pending inactive workload already says
