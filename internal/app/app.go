@@ -144,6 +144,7 @@ func New(opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
 	m := &Manager{Manager: mgr, Cache: cache.New(workloadOptions(cfg))}
+	m.Cache.SetAdmissionFairSharing(fairSharingParams(cfg))
 	if err := mgr.Add(eventsRunnable{b: mo.EventBroadcaster}); err != nil { //nolint:staticcheck // see managerOptions
 		return nil, fmt.Errorf("adding the event broadcaster: %w", err)
 	}

@@ -12,9 +12,6 @@ import (
 // its log, so that no setting is dropped without a word.
 func ignoredSettings(cfg *configapi.Configuration) []string {
 	var out []string
-	if cfg.AdmissionFairSharing != nil {
-		out = append(out, "admissionFairSharing (LocalQueues of a ClusterQueue are not ordered by their past usage)")
-	}
 	if len(cfg.Metrics.CustomLabels) > 0 {
 		out = append(out, "metrics.customLabels (metrics carry Kueue's standard labels only)")
 	}

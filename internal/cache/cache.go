@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/afs"
 	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/queueing"
 	"github.com/kuota-dev/kuota/internal/state"
@@ -63,6 +64,8 @@ type Cache struct {
 	runtimes runtimeHistory
 	// evictions measures how long evictions take (evictions.go).
 	evictions evictionDelays
+	// fair is admission fair sharing's state (fairadmission.go).
+	fair fairAdmission
 	// idle holds the cohort trees whose last cycle changed nothing
 	// (idle.go).
 	idle idleTrees
@@ -101,6 +104,7 @@ func New(opts lifecycle.Options) *Cache {
 		own:        map[Key]ownChain{},
 		poisoned:   map[Key]int64{},
 		runtimes:   runtimeHistory{},
+		fair:       fairAdmission{ledgers: map[LocalQueueKey]*afs.Ledger{}, weights: map[LocalQueueKey]float64{}},
 		revisits:   newRevisitSet(),
 		wake:       make(chan struct{}, 1),
 		changed:    make(chan struct{}),
@@ -172,7 +176,15 @@ func (c *Cache) Snapshot(now int64) (*state.Snapshot, []workload.Queue) {
 	snap := c.state.Snapshot()
 	snap.Now = now
 	snap.EvictionDelay = c.evictions.median(now)
-	return snap, c.queues.Candidates(now)
+	qs := c.queues.Candidates(now)
+	if c.fair.params != nil {
+		if c.sampleFairLocked(now) {
+			c.notify() // the status writer publishes the samples
+		}
+		c.orderFairLocked(qs)
+		snap.FairUsage = c.fairUsageLocked()
+	}
+	return snap, qs
 }
 
 // NextRequeueAt returns when the earliest backoff ends, or 0.

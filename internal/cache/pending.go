@@ -18,10 +18,17 @@ type PendingWorkload struct {
 // workloads in scheduling order (queueing.Manager.PendingPage), with each
 // one's name, namespace, creation time and owners from the latest
 // object the informer showed. It reports false when the ClusterQueue is
-// unknown. It reads no API server.
+// unknown. It reads no API server. A ClusterQueue that uses admission
+// fair sharing lists its workloads in that order (fairPendingLocked).
 func (c *Cache) PendingInClusterQueue(cq kueue.ClusterQueueReference, offset, limit int) ([]PendingWorkload, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if all, fair := c.fairPendingLocked(cq); fair {
+		if offset < 0 || offset >= len(all) || limit <= 0 {
+			return []PendingWorkload{}, true
+		}
+		return c.withMetaLocked(all[offset:min(len(all), offset+limit)]), true
+	}
 	page, ok := c.queues.PendingPage(cq, offset, limit)
 	return c.withMetaLocked(page), ok
 }
@@ -32,6 +39,17 @@ func (c *Cache) PendingInLocalQueue(lq LocalQueueKey, offset, limit int) ([]Pend
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	page, ok := c.queues.PendingPageInLocalQueue(lq, offset, limit)
+	if cq, known := c.queues.ClusterQueueFor(lq); ok && known && len(page) > 0 {
+		if all, fair := c.fairPendingLocked(cq); fair {
+			place := make(map[Key]int32, len(all))
+			for _, p := range all {
+				place[p.Info.Key] = p.InClusterQueue
+			}
+			for i := range page {
+				page[i].InClusterQueue = place[page[i].Info.Key]
+			}
+		}
+	}
 	return c.withMetaLocked(page), ok
 }
 

@@ -139,6 +139,7 @@ func (c *Cache) DeleteLocalQueue(key LocalQueueKey) {
 	defer c.mu.Unlock()
 	c.queues.DeleteLocalQueue(key)
 	delete(c.lqStop, key)
+	c.forgetLocalQueueFairSharingLocked(key)
 	c.localQueueMovedLocked(key)
 	c.notify()
 }

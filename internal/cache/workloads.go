@@ -150,6 +150,7 @@ func (c *Cache) Assume(a *state.Admitted, resourceVersion string) error {
 	if err := c.state.Assume(a); err != nil {
 		return err
 	}
+	c.chargeLocked(a)
 	c.assumed[a.Key] = resourceVersion
 	c.queues.Delete(a.Key)
 	c.notify()

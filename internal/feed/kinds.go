@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -179,6 +180,7 @@ func localQueues(c *cache.Cache) kind[*kueue.LocalQueue] {
 				stop = *lq.Spec.StopPolicy
 			}
 			c.SetLocalQueue(key(lq), lq.Spec.ClusterQueue, stop)
+			c.SetLocalQueueFairSharing(key(lq), fairWeight(lq), publishedFairShare(lq))
 		},
 		del: func(lq *kueue.LocalQueue) { c.DeleteLocalQueue(key(lq)) },
 	}
@@ -194,4 +196,21 @@ func workloads(c *cache.Cache) kind[*kueue.Workload] {
 		set:      c.UpsertWorkload,
 		del:      func(wl *kueue.Workload) { c.DeleteWorkload(lifecycle.KeyOf(wl)) },
 	}
+}
+
+// fairWeight is a LocalQueue's admission fair sharing weight, if set.
+func fairWeight(lq *kueue.LocalQueue) *resource.Quantity {
+	if fs := lq.Spec.FairSharing; fs != nil {
+		return fs.Weight
+	}
+	return nil
+}
+
+// publishedFairShare is the admission fair sharing usage a LocalQueue's
+// status holds, if any.
+func publishedFairShare(lq *kueue.LocalQueue) *kueue.AdmissionFairSharingStatus {
+	if fs := lq.Status.FairSharing; fs != nil {
+		return fs.AdmissionFairSharingStatus
+	}
+	return nil
 }

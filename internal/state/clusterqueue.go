@@ -50,6 +50,9 @@ type ClusterQueue struct {
 	StopPolicy        kueue.StopPolicy
 	// FairWeight is the fair-sharing weight in milli-units (1000 = 1).
 	FairWeight resources.Amount
+	// FairAdmission is set when admissionScope asks for admission fair
+	// sharing (internal/afs): its LocalQueues take turns by past usage.
+	FairAdmission bool
 	// AdmissionChecks names the checks that apply, per flavor ("" = all).
 	AdmissionChecks []AdmissionCheckRule
 	// Terminating is set once the ClusterQueue is being deleted: it admits
@@ -143,6 +146,9 @@ func NewClusterQueue(obj *kueue.ClusterQueue) (*ClusterQueue, error) {
 	}
 	if spec.FairSharing != nil && spec.FairSharing.Weight != nil {
 		cq.FairWeight = resources.FromQuantity(*spec.FairSharing.Weight)
+	}
+	if s := spec.AdmissionScope; s != nil && s.AdmissionMode == kueue.UsageBasedAdmissionFairSharing {
+		cq.FairAdmission = true
 	}
 	if s := spec.AdmissionChecksStrategy; s != nil {
 		for _, r := range s.AdmissionChecks {

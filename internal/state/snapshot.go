@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/hierarchy"
@@ -25,7 +26,12 @@ type Snapshot struct {
 	// recent). Waiting for a victim that ends by itself sooner than that
 	// gains what an eviction would, without the lost work.
 	EvictionDelay time.Duration
-	Tree          *hierarchy.Tree
+	// FairUsage holds, when admission fair sharing is on, the score of
+	// every LocalQueue (namespace and name) of the ClusterQueues that use
+	// it: among their own workloads, victims from the LocalQueue that used
+	// most go first.
+	FairUsage map[types.NamespacedName]float64
+	Tree      *hierarchy.Tree
 	// Specs changes whenever a flavor, ClusterQueue, Cohort, admission
 	// check or namespace does: equal values in two snapshots of one State
 	// mean the same specs.

@@ -18,6 +18,7 @@ var purePackages = []string{
 	"github.com/kuota-dev/kuota/internal/state",
 	"github.com/kuota-dev/kuota/internal/lifecycle",
 	"github.com/kuota-dev/kuota/internal/provisioning",
+	"github.com/kuota-dev/kuota/internal/afs",
 	"github.com/kuota-dev/kuota/internal/scheduling/...",
 }
 

@@ -23,6 +23,9 @@ type Statuses struct {
 	Locals  map[queueing.LocalQueueKey]*LocalFigures
 	Cohorts map[kueue.CohortReference]*CohortFigures
 	Shares  fairsharing.Shares
+	// Fair holds admission fair sharing's record of the LocalQueues it
+	// applies to (nil when it is off).
+	Fair    map[queueing.LocalQueueKey]cache.FairShare
 	queuesK map[kueue.ClusterQueueReference]*state.ClusterQueue
 	inact   map[kueue.ClusterQueueReference]state.Inactive
 	fair    bool
@@ -118,6 +121,7 @@ func Compute(c *cache.Cache, fair bool) *Statuses {
 			st.local(key).Pending = int32(n)
 		}
 	})
+	st.Fair = c.FairShares(st.now.UnixNano())
 	return st
 }
 
@@ -193,6 +197,12 @@ func (st *Statuses) LocalQueue(obj *kueue.LocalQueue) *kueue.LocalQueueStatus {
 	out.PendingWorkloads, out.ReservingWorkloads, out.AdmittedWorkloads = f.Pending, f.Reserving, f.Admitted
 	out.FlavorsReservation = localUsage(f.Reserved)
 	out.FlavorsUsage = localUsage(f.Used)
+	if fs, ok := st.Fair[queueing.LocalQueueKey{Namespace: obj.Namespace, Name: kueue.LocalQueueName(obj.Name)}]; ok {
+		if out.FairSharing == nil {
+			out.FairSharing = &kueue.LocalQueueFairSharingStatus{}
+		}
+		out.FairSharing.AdmissionFairSharingStatus = &kueue.AdmissionFairSharingStatus{ConsumedResources: fs.Consumed, LastUpdate: fs.LastUpdate}
+	}
 	cqName := obj.Spec.ClusterQueue
 	status, reason, msg := metav1.ConditionTrue, "Ready", "Can submit new workloads to localQueue"
 	_, inactive := st.inact[cqName]

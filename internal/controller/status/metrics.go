@@ -160,6 +160,9 @@ func reportLocalQueue(st *Statuses, lq *kueue.LocalQueue, key metrics.LocalQueue
 		active = string(c.Status)
 	}
 	metrics.ReportLocalQueueStatus(key, active)
+	if fs, ok := st.Fair[queueing.LocalQueueKey{Namespace: lq.Namespace, Name: kueue.LocalQueueName(lq.Name)}]; ok {
+		metrics.ReportLocalQueueFairSharingUsage(key, string(fs.ClusterQueue), fs.Usage)
+	}
 	for _, fr := range f.Reserved.Keys() {
 		metrics.ReportLocalQueueUsage(key, string(fr.Flavor), string(fr.Resource),
 			amount(fr.Resource, f.Reserved[fr]), amount(fr.Resource, f.Used[fr]))

@@ -147,7 +147,12 @@ func (f *Finder) queueCandidates(name kueue.ClusterQueueReference) []candidate {
 	for i, a := range admitted {
 		list[i] = candidate{a: a, node: node}
 	}
-	slices.SortFunc(list, compareCandidates)
+	if cq := f.snap.ClusterQueues[name]; cq != nil && cq.FairAdmission && f.snap.FairUsage != nil {
+		usage := f.snap.FairUsage
+		slices.SortFunc(list, func(x, y candidate) int { return compareFairCandidates(usage, x, y) })
+	} else {
+		slices.SortFunc(list, compareCandidates)
+	}
 	f.byQueue[name] = list
 	return list
 }
@@ -173,6 +178,22 @@ func compareCandidates(x, y candidate) int {
 		return c
 	}
 	return strings.Compare(x.a.Key.Name, y.a.Key.Name)
+}
+
+// compareFairCandidates orders the workloads of a ClusterQueue that uses
+// admission fair sharing: after those being evicted, the workloads of the
+// LocalQueue with the higher score (usage over weight) go first, then as
+// compareCandidates.
+func compareFairCandidates(usage map[types.NamespacedName]float64, x, y candidate) int {
+	if x.a.Evicting != y.a.Evicting {
+		return compareCandidates(x, y)
+	}
+	ux := usage[types.NamespacedName{Namespace: x.a.Key.Namespace, Name: string(x.a.LocalQueue)}]
+	uy := usage[types.NamespacedName{Namespace: y.a.Key.Namespace, Name: string(y.a.LocalQueue)}]
+	if c := cmp.Compare(uy, ux); c != 0 {
+		return c
+	}
+	return compareCandidates(x, y)
 }
 
 // WithinAllows reports whether withinClusterQueue lets preemptor evict a,
