@@ -28,6 +28,7 @@ func TestAdmissionFairSharingExample(t *testing.T) {
 			UsageHalfLifeTime:     metav1.Duration{Duration: 10 * time.Second},
 			UsageSamplingInterval: metav1.Duration{Duration: time.Second},
 		}
+		c.Metrics.LocalQueueMetrics = &configapi.LocalQueueMetrics{Enable: true}
 	})
 	ctx := context.Background()
 	for _, e := range testutil.KueueExamples(t, kueue.GroupVersion.Group, func(string) bool { return true }) {
@@ -57,14 +58,16 @@ func TestAdmissionFairSharingExample(t *testing.T) {
 	add("afs-b2", "lq-b")
 	stayPending(t, ns, "afs-a4", "afs-a5", "afs-b1", "afs-b2")
 
+	// Workloads created in the same second are ordered by UID: which of
+	// lq-b's (or lq-a's) goes first is left open.
 	finish(t, ns, "afs-a1")
-	waitAdmitted(t, ns, "afs-b1", "cluster-queue")
-	stayPending(t, ns, "afs-a4", "afs-a5", "afs-b2")
-	finish(t, ns, "afs-a2")
-	waitAdmitted(t, ns, "afs-b2", "cluster-queue")
+	first := waitOneAdmitted(t, ns, "afs-b1", "afs-b2")
 	stayPending(t, ns, "afs-a4", "afs-a5")
-	finish(t, ns, "afs-b1")
-	waitAdmitted(t, ns, "afs-a4", "cluster-queue")
+	finish(t, ns, "afs-a2")
+	waitAdmitted(t, ns, slicesWithout([]string{"afs-b1", "afs-b2"}, first)[0], "cluster-queue")
+	stayPending(t, ns, "afs-a4", "afs-a5")
+	finish(t, ns, first)
+	waitOneAdmitted(t, ns, "afs-a4", "afs-a5")
 
 	eventually(t, 45*time.Second, "lq-a publishes its usage", func() error {
 		var lq kueue.LocalQueue
@@ -81,4 +84,29 @@ func TestAdmissionFairSharingExample(t *testing.T) {
 		}
 		return nil
 	})
+	eventually(t, 45*time.Second, "lq-a's usage in kueue_local_queue_admission_fair_sharing_usage", func() error {
+		v, ok := metricValue(t, "kueue_local_queue_admission_fair_sharing_usage",
+			map[string]string{"name": "lq-a", "namespace": ns, "cluster_queue": "cluster-queue"})
+		if !ok || v <= 0 {
+			return fmt.Errorf("value %v (found %v)", v, ok)
+		}
+		return nil
+	})
+}
+
+// waitOneAdmitted waits until exactly one of two workloads is admitted and
+// returns it; the other stays pending.
+func waitOneAdmitted(t *testing.T, ns, a, b string) string {
+	t.Helper()
+	var got string
+	eventually(t, 45*time.Second, fmt.Sprintf("%s or %s admitted", a, b), func() error {
+		pending := pendingOf(t, ns, a, b)
+		if len(pending) != 1 {
+			return fmt.Errorf("pending: %v", pending)
+		}
+		got = slicesWithout([]string{a, b}, pending[0])[0]
+		return nil
+	})
+	stayPending(t, ns, slicesWithout([]string{a, b}, got)...)
+	return got
 }
