@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -148,6 +149,9 @@ func workloadOptions(cfg *configapi.Configuration) lifecycle.Options {
 	if r := cfg.Resources; r != nil {
 		o.ExcludedResourcePrefixes = r.ExcludeResourcePrefixes
 		o.Transformations = transformations(r.Transformations)
+		if on, set := cfg.FeatureGates["KueueDRAIntegration"]; !set || on {
+			o.DeviceClasses = deviceClasses(r.DeviceClassMappings)
+		}
 	}
 	if p := cfg.ObjectRetentionPolicies; p != nil && p.Workloads != nil {
 		o.Retention = lifecycle.Retention{AfterFinished: duration(p.Workloads.AfterFinished),
@@ -160,6 +164,26 @@ func workloadOptions(cfg *configapi.Configuration) lifecycle.Options {
 		}
 	}
 	return o
+}
+
+// deviceClasses maps each DeviceClass of deviceClassMappings to its
+// logical resource; a mapping that counts counters or capacity (sources)
+// is not charged yet, its classes mapped to "" (known, not counted).
+func deviceClasses(mappings []configapi.DeviceClassMapping) map[string]corev1.ResourceName {
+	if len(mappings) == 0 {
+		return nil
+	}
+	out := map[string]corev1.ResourceName{}
+	for _, m := range mappings {
+		for _, class := range m.DeviceClassNames {
+			if len(m.Sources) > 0 {
+				out[string(class)] = ""
+				continue
+			}
+			out[string(class)] = m.Name
+		}
+	}
+	return out
 }
 
 // podsReadyOptions converts waitForPodsReady (defaulted by the loader).

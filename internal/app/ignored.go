@@ -15,8 +15,12 @@ func ignoredSettings(cfg *configapi.Configuration) []string {
 	if len(cfg.Metrics.CustomLabels) > 0 {
 		out = append(out, "metrics.customLabels (metrics carry Kueue's standard labels only)")
 	}
-	if r := cfg.Resources; r != nil && len(r.DeviceClassMappings) > 0 {
-		out = append(out, "resources.deviceClassMappings (DRA claims are not charged to quota)")
+	if r := cfg.Resources; r != nil {
+		for _, m := range r.DeviceClassMappings {
+			if len(m.Sources) > 0 {
+				out = append(out, "resources.deviceClassMappings[].sources (devices of "+string(m.Name)+" are not charged by counter or capacity)")
+			}
+		}
 	}
 	return out
 }

@@ -15,16 +15,21 @@ func TestIgnoredSettings(t *testing.T) {
 	}
 	cfg := &configapi.Configuration{
 		AdmissionFairSharing: &configapi.AdmissionFairSharing{},
-		Resources:            &configapi.Resources{DeviceClassMappings: []configapi.DeviceClassMapping{{Name: "gpu", DeviceClassNames: []corev1.ResourceName{"gpu.example.com"}}}},
+		Resources: &configapi.Resources{DeviceClassMappings: []configapi.DeviceClassMapping{
+			{Name: "gpu", DeviceClassNames: []corev1.ResourceName{"gpu.example.com"}},
+			{Name: "mig", DeviceClassNames: []corev1.ResourceName{"mig.example.com"},
+				Sources: []configapi.DeviceClassSourceConfig{{Counter: &configapi.DeviceClassCounterSource{}}}}}},
 	}
 	cfg.Metrics.CustomLabels = []configapi.ControllerMetricsCustomLabel{{Name: "team"}}
 	got := strings.Join(ignoredSettings(cfg), "\n")
-	for _, want := range []string{"metrics.customLabels", "resources.deviceClassMappings"} {
+	for _, want := range []string{"metrics.customLabels", "resources.deviceClassMappings[].sources (devices of mig"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("%s is not reported: %s", want, got)
 		}
 	}
-	if strings.Contains(got, "admissionFairSharing") {
-		t.Errorf("admission fair sharing is carried out, yet reported as ignored: %s", got)
+	for _, done := range []string{"admissionFairSharing", "devices of gpu"} {
+		if strings.Contains(got, done) {
+			t.Errorf("%s is carried out, yet reported as ignored: %s", done, got)
+		}
 	}
 }

@@ -45,6 +45,9 @@ type Cache struct {
 	priorities map[string]int32
 	// limits holds the namespaces' LimitRanges (limitranges.go).
 	limits limitRanges
+	// claims holds the ResourceClaimTemplates by namespace and name
+	// (claims.go).
+	claims map[string]map[string]*lifecycle.ClaimTemplate
 	// lqStop holds the stop policy of LocalQueues that are stopped.
 	lqStop map[LocalQueueKey]kueue.StopPolicy
 	// records holds, for every workload the informer shows that is not
@@ -97,6 +100,7 @@ func New(opts lifecycle.Options) *Cache {
 		queues:     queueing.NewManager(),
 		priorities: map[string]int32{},
 		limits:     limitRanges{specs: map[string]map[string]corev1.LimitRangeSpec{}, summary: map[string]*lifecycle.LimitRanges{}},
+		claims:     map[string]map[string]*lifecycle.ClaimTemplate{},
 		lqStop:     map[LocalQueueKey]kueue.StopPolicy{},
 		records:    map[Key]*record{},
 		byLocal:    map[LocalQueueKey]map[Key]struct{}{},
@@ -238,7 +242,8 @@ func (c *Cache) View(wl *kueue.Workload) lifecycle.View {
 
 func (c *Cache) viewLocked(wl *kueue.Workload) lifecycle.View {
 	lq := LocalQueueKey{Namespace: wl.Namespace, Name: wl.Spec.QueueName}
-	v := lifecycle.View{LocalQueueStop: c.lqStopLocked(lq), PriorityClasses: c.priorityLocked, LimitRanges: c.limits.summary[wl.Namespace]}
+	v := lifecycle.View{LocalQueueStop: c.lqStopLocked(lq), PriorityClasses: c.priorityLocked, LimitRanges: c.limits.summary[wl.Namespace],
+		Claims: c.claimsLocked(wl)}
 	v.ClusterQueueName, v.LocalQueueKnown = c.queues.ClusterQueueFor(lq)
 	if cq, ok := c.state.ClusterQueue(v.ClusterQueueName); ok && v.LocalQueueKnown {
 		v.ClusterQueue = cq

@@ -57,6 +57,14 @@ func (c *Cache) limitsChangedLocked(namespace string) {
 	if old == nil && summary == nil {
 		return
 	}
+	c.placeNamespaceLocked(namespace)
+}
+
+// placeNamespaceLocked places a namespace's pending workloads again, after
+// something they are checked against changed (its LimitRanges, its
+// ResourceClaimTemplates), and asks the controller to revisit those set
+// aside or moved (to say why one is kept out).
+func (c *Cache) placeNamespaceLocked(namespace string) {
 	for lq, keys := range c.byLocal {
 		if lq.Namespace != namespace {
 			continue

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -35,6 +36,11 @@ func Register(ctx context.Context, inf ctrlcache.Informers, c *cache.Cache) (*Fe
 		func() error { return register(ctx, f, inf, clusterQueues(c)) },
 		func() error { return register(ctx, f, inf, localQueues(c)) },
 		func() error { return register(ctx, f, inf, workloads(c)) },
+	}
+	if len(c.Options().DeviceClasses) > 0 {
+		// Before the Workloads: a pending workload's claims are counted
+		// from the templates of its namespace.
+		steps = slices.Insert(steps, len(steps)-1, func() error { return register(ctx, f, inf, claimTemplates(c)) })
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -69,6 +75,21 @@ func limitRanges(c *cache.Cache) kind[*corev1.LimitRange] {
 		relevant: func(o, n *corev1.LimitRange) bool { return !equality.Semantic.DeepEqual(o.Spec, n.Spec) },
 		set:      func(lr *corev1.LimitRange) { c.SetLimitRange(lr.Namespace, lr.Name, lr.Spec) },
 		del:      func(lr *corev1.LimitRange) { c.DeleteLimitRange(lr.Namespace, lr.Name) },
+	}
+}
+
+// +kubebuilder:rbac:groups=resource.k8s.io,resources=resourceclaimtemplates,verbs=get;list;watch
+
+// claimTemplates records what quota reads of ResourceClaimTemplates (DRA).
+func claimTemplates(c *cache.Cache) kind[*resourcev1.ResourceClaimTemplate] {
+	return kind[*resourcev1.ResourceClaimTemplate]{
+		name:     "ResourceClaimTemplate",
+		newObj:   func() *resourcev1.ResourceClaimTemplate { return &resourcev1.ResourceClaimTemplate{} },
+		relevant: func(o, n *resourcev1.ResourceClaimTemplate) bool { return !equality.Semantic.DeepEqual(o.Spec, n.Spec) },
+		set: func(t *resourcev1.ResourceClaimTemplate) {
+			c.SetClaimTemplate(t.Namespace, t.Name, lifecycle.NewClaimTemplate(&t.Spec))
+		},
+		del: func(t *resourcev1.ResourceClaimTemplate) { c.DeleteClaimTemplate(t.Namespace, t.Name) },
 	}
 }
 

@@ -64,12 +64,24 @@ func Info(wl *kueue.Workload, v *View, opts *Options) *workload.Info {
 		ClusterQueue:    v.ClusterQueueName,
 		Priority:        Priority(wl, v),
 		QueueOrderTime:  QueueOrderTime(wl, opts),
-		Shape:           workload.ShapeFromPodSets(wl.Spec.PodSets, opts.Shape()),
+		Shape:           workload.ShapeFromPodSets(wl.Spec.PodSets, shapeOptions(v, opts)),
 	}
 	if rs := wl.Status.RequeueState; rs != nil && rs.RequeueAt != nil {
 		info.RequeueAt = rs.RequeueAt.UnixNano()
 	}
 	return info
+}
+
+// shapeOptions adds the view's DRA claims to the options' shape rules.
+func shapeOptions(v *View, opts *Options) workload.ShapeOptions {
+	so := opts.Shape()
+	if v.Claims != nil {
+		so.Claims = func(spec *corev1.PodSpec) resources.Requests {
+			r, _ := v.Claims.PodClaims(spec)
+			return r
+		}
+	}
+	return so
 }
 
 // Priority is spec.priority, or the value of the named

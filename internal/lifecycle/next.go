@@ -311,6 +311,9 @@ func nextPending(wl *kueue.Workload, v *View, opts *Options, now time.Time) Step
 	if msg := CheckResources(wl, v.LimitRanges); msg != "" {
 		return keptOut(wl, kueue.WorkloadReasonPending, msg, ConfirmNothing)
 	}
+	if msg := CheckClaims(wl, v.Claims); msg != "" {
+		return keptOut(wl, kueue.WorkloadReasonInadmissible, msg, ConfirmNothing)
+	}
 	return Step{}
 }
 

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -19,6 +20,10 @@ type Options struct {
 	ExcludedResourcePrefixes []string
 	// Transformations rewrite pod requests before quota is checked.
 	Transformations []resources.Transformation
+	// DeviceClasses maps DRA DeviceClass names to the logical resource
+	// their devices are charged as (resources.deviceClassMappings); empty
+	// charges no DRA claim (claims.go).
+	DeviceClasses map[string]corev1.ResourceName
 	// RequeueAtEvictionTime orders a workload evicted for pods-ready
 	// timeout or an admission check by its eviction time (Kueue's default
 	// requeuingStrategy.timestamp Eviction) rather than its creation time.

@@ -64,6 +64,10 @@ func Place(wl *kueue.Workload, v *View) Placement {
 		// for nothing.
 		return Aside
 	}
+	if CheckClaims(wl, v.Claims) != "" {
+		// Its devices could not be counted against any quota.
+		return Aside
+	}
 	return Queued
 }
 

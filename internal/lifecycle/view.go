@@ -23,6 +23,9 @@ type View struct {
 	// LimitRanges are the bounds of the workload's namespace, nil when
 	// none.
 	LimitRanges *LimitRanges
+	// Claims resolves the workload's DRA device claims; nil when no
+	// deviceClassMappings are configured (claims are not charged).
+	Claims *Claims
 	// PriorityClasses resolves WorkloadPriorityClass values; nil knows
 	// none.
 	PriorityClasses func(name string) (int32, bool)

@@ -1,6 +1,8 @@
 package workload
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/resources"
 )
@@ -11,6 +13,9 @@ type ShapeOptions struct {
 	ExcludedResourcePrefixes []string
 	// Transformations rewrite each pod's requests after the exclusions.
 	Transformations []resources.Transformation
+	// Claims, when set, returns what a pod claims through DRA, per
+	// logical resource, added to its requests first.
+	Claims func(spec *corev1.PodSpec) resources.Requests
 }
 
 // ShapeFromPodSets builds the shape of a Workload's PodSets.
@@ -21,6 +26,9 @@ func ShapeFromPodSets(podSets []kueue.PodSet, opts ShapeOptions) *Shape {
 		spec := &ps.Template.Spec
 		perPod := resources.PodRequests(spec)
 		perPod["pods"] = resources.One
+		if opts.Claims != nil {
+			perPod.Add(opts.Claims(spec))
+		}
 		resources.Exclude(perPod, opts.ExcludedResourcePrefixes)
 		perPod = resources.Transform(perPod, opts.Transformations)
 		shape := PodSetShape{

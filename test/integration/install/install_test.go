@@ -263,6 +263,9 @@ func checkRBAC(t *testing.T) {
 		{authorizationv1.ResourceAttributes{Verb: "list", Resource: "limitranges"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "get", Group: "node.k8s.io", Resource: "runtimeclasses"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "delete", Group: "batch", Resource: "jobs", Namespace: "default"}, true},
+		// DRA claims charged to quota.
+		{authorizationv1.ResourceAttributes{Verb: "watch", Group: "resource.k8s.io", Resource: "resourceclaimtemplates"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "create", Group: "resource.k8s.io", Resource: "resourceclaimtemplates", Namespace: "default"}, false},
 		// Least privilege: nothing beyond.
 		{authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets", Namespace: "default"}, false},
 		{authorizationv1.ResourceAttributes{Verb: "list", Resource: "secrets", Namespace: namespace}, false},

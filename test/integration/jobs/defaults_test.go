@@ -94,13 +94,19 @@ func TestJobOutsideItsLimitRangeWaits(t *testing.T) {
 // suspended.
 func waitPendingWith(t *testing.T, ns, job string, parts ...string) {
 	t.Helper()
+	waitPendingReason(t, ns, job, "Pending", parts...)
+}
+
+// waitPendingReason is waitPendingWith for a given QuotaReserved reason.
+func waitPendingReason(t *testing.T, ns, job, reason string, parts ...string) {
+	t.Helper()
 	eventually(t, "Job "+job+" pending with "+strings.Join(parts, " ... "), func() error {
 		wl := workloadOf(t, getJob(t, ns, job))
 		if wl == nil {
 			return fmt.Errorf("no Workload yet")
 		}
 		c := condition(wl, "QuotaReserved")
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "Pending" {
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != reason {
 			return fmt.Errorf("QuotaReserved %+v", c)
 		}
 		for _, p := range parts {
