@@ -136,6 +136,19 @@ visibilityServer:
   bindPort: %d
 integrations:
   frameworks: ["batch/job", "pod", "deployment", "statefulset"%s]
+# Kueue's HAMi page: vGPU cores and memory are charged per GPU.
+resources:
+  transformations:
+  - input: nvidia.com/gpucores
+    strategy: Replace
+    multiplyBy: nvidia.com/gpu
+    outputs:
+      nvidia.com/total-gpucores: "1"
+  - input: nvidia.com/gpumem
+    strategy: Replace
+    multiplyBy: nvidia.com/gpu
+    outputs:
+      nvidia.com/total-gpumem: "1"
 `, freePort(), freePort(), filepath.Join(h.tmp, "certs"), freePort(), h.jobSet.framework())
 	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
 		return err
