@@ -34,6 +34,10 @@ type fairAdmission struct {
 	ledgers map[LocalQueueKey]*afs.Ledger
 	// weights holds every known LocalQueue's weight (1 unless set).
 	weights map[LocalQueueKey]float64
+	// next (Unix nanoseconds) is when the first ledger is due; 0 when
+	// unknown (a queue changed), so that a cycle costs nothing extra
+	// between samples.
+	next int64
 }
 
 // SetAdmissionFairSharing turns admission fair sharing on (p not nil) or
@@ -42,6 +46,7 @@ func (c *Cache) SetAdmissionFairSharing(p *afs.Params) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.fair.params = p
+	c.fair.next = 0
 	c.notify()
 }
 
@@ -54,6 +59,7 @@ func (c *Cache) SetLocalQueueFairSharing(key LocalQueueKey, weight *resource.Qua
 	if weight != nil {
 		w = weight.AsApproximateFloat64()
 	}
+	c.fair.next = 0 // its ClusterQueue may have changed
 	if c.fair.weights[key] != w {
 		c.fair.weights[key] = w
 		c.notify()
@@ -114,11 +120,12 @@ func (c *Cache) chargeLocked(a *state.Admitted) {
 // whether any was.
 func (c *Cache) sampleFairLocked(now int64) bool {
 	p := c.fair.params
-	if p == nil {
+	if p == nil || now < c.fair.next {
 		return false
 	}
 	var held map[kueue.ClusterQueueReference]map[LocalQueueKey]afs.Amounts
 	sampled := false
+	next := now + int64(p.Interval)
 	for key := range c.fair.weights {
 		cq, ok := c.fairQueueLocked(key)
 		if !ok {
@@ -126,6 +133,7 @@ func (c *Cache) sampleFairLocked(now int64) bool {
 		}
 		l := c.ledgerLocked(key)
 		if !p.Due(l, now) {
+			next = min(next, l.LastUpdate+int64(p.Interval))
 			continue
 		}
 		if held == nil {
@@ -146,6 +154,7 @@ func (c *Cache) sampleFairLocked(now int64) bool {
 		p.Sample(l, byLQ[key], now)
 		sampled = true
 	}
+	c.fair.next = next
 	return sampled
 }
 

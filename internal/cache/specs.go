@@ -32,6 +32,7 @@ func (c *Cache) SetClusterQueue(cq *state.ClusterQueue) {
 	defer c.mu.Unlock()
 	old, known := c.state.ClusterQueue(cq.Name)
 	c.state.SetClusterQueue(cq)
+	c.fair.next = 0 // admission fair sharing may apply to it now
 	// Unparks everything parked: any change may let a workload in.
 	c.queues.SetClusterQueue(cq.Name, cq.QueueingStrategy)
 	if !known || policyOf(old.StopPolicy) != policyOf(cq.StopPolicy) || old.Terminating != cq.Terminating {
