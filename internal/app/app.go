@@ -28,6 +28,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/jobframework"
 	"github.com/kuota-dev/kuota/internal/scheduler"
 	"github.com/kuota-dev/kuota/internal/scheduling"
+	"github.com/kuota-dev/kuota/internal/settings"
 	"github.com/kuota-dev/kuota/internal/visibility"
 )
 
@@ -143,8 +144,8 @@ func New(opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
-	m := &Manager{Manager: mgr, Cache: cache.New(workloadOptions(cfg))}
-	m.Cache.SetAdmissionFairSharing(fairSharingParams(cfg))
+	m := &Manager{Manager: mgr, Cache: cache.New(settings.Workloads(cfg))}
+	m.Cache.SetAdmissionFairSharing(settings.AdmissionFairSharing(cfg))
 	if err := mgr.Add(eventsRunnable{b: mo.EventBroadcaster}); err != nil { //nolint:staticcheck // see managerOptions
 		return nil, fmt.Errorf("adding the event broadcaster: %w", err)
 	}

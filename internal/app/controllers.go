@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -23,14 +22,10 @@ import (
 	"github.com/kuota-dev/kuota/internal/controller/topologyungater"
 	"github.com/kuota-dev/kuota/internal/controller/workloads"
 	"github.com/kuota-dev/kuota/internal/feed"
-	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/metrics"
 	"github.com/kuota-dev/kuota/internal/report"
-	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/scheduler"
-	"github.com/kuota-dev/kuota/internal/scheduling"
-	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
-	"github.com/kuota-dev/kuota/internal/scheduling/preemption"
+	"github.com/kuota-dev/kuota/internal/settings"
 	"github.com/kuota-dev/kuota/internal/state"
 )
 
@@ -88,7 +83,7 @@ func (m *Manager) setupControllers(cfg *configapi.Configuration, patience time.D
 	m.Reporter = &status.Reporter{Client: cl, Cache: c, FairSharing: fair, Metrics: metricOpts, Loaded: loaded}
 	m.Scheduler = &scheduler.Scheduler{
 		Cache: c, Client: cl, APIReader: mgr.GetAPIReader(), Writer: writer, Recorder: recorder, Labels: labels,
-		Options:        schedulingOptions(cfg, patience),
+		Options:        settings.Scheduling(cfg, patience),
 		BlockAdmission: cfg.WaitForPodsReady != nil && ptr.Deref(cfg.WaitForPodsReady.BlockAdmission, false),
 		Barrier: func(ctx context.Context) error {
 			if err := feeder.Wait(ctx); err != nil {
@@ -142,83 +137,6 @@ func recordFinished(labels *report.Labels, wl *kueue.Workload, a *state.Admitted
 	metrics.Finished(labels.Of(context.Background(), wl, a.ClusterQueue), ran)
 }
 
-// workloadOptions says how Workloads become scheduler records and how
-// their lifecycle runs.
-func workloadOptions(cfg *configapi.Configuration) lifecycle.Options {
-	o := lifecycle.Options{RequeueAtEvictionTime: true}
-	if r := cfg.Resources; r != nil {
-		o.ExcludedResourcePrefixes = r.ExcludeResourcePrefixes
-		o.Transformations = transformations(r.Transformations)
-		if on, set := cfg.FeatureGates["KueueDRAIntegration"]; !set || on {
-			o.DeviceClasses = deviceClasses(r.DeviceClassMappings)
-		}
-	}
-	if p := cfg.ObjectRetentionPolicies; p != nil && p.Workloads != nil {
-		o.Retention = lifecycle.Retention{AfterFinished: duration(p.Workloads.AfterFinished),
-			AfterDeactivatedByKueue: duration(p.Workloads.AfterDeactivatedByKueue)}
-	}
-	if w := cfg.WaitForPodsReady; w != nil {
-		o.PodsReady = podsReadyOptions(w)
-		if rs := w.RequeuingStrategy; rs != nil && rs.Timestamp != nil {
-			o.RequeueAtEvictionTime = *rs.Timestamp == configapi.EvictionTimestamp
-		}
-	}
-	return o
-}
-
-// deviceClasses maps each DeviceClass of deviceClassMappings to its
-// logical resource; a mapping that counts counters or capacity (sources)
-// is not charged yet, its classes mapped to "" (known, not counted).
-func deviceClasses(mappings []configapi.DeviceClassMapping) map[string]corev1.ResourceName {
-	if len(mappings) == 0 {
-		return nil
-	}
-	out := map[string]corev1.ResourceName{}
-	for _, m := range mappings {
-		for _, class := range m.DeviceClassNames {
-			if len(m.Sources) > 0 {
-				out[string(class)] = ""
-				continue
-			}
-			out[string(class)] = m.Name
-		}
-	}
-	return out
-}
-
-// podsReadyOptions converts waitForPodsReady (defaulted by the loader).
-func podsReadyOptions(w *configapi.WaitForPodsReady) *lifecycle.PodsReadyOptions {
-	o := &lifecycle.PodsReadyOptions{Timeout: w.Timeout.Duration, RecoveryTimeout: w.Timeout.Duration,
-		Backoff: lifecycle.Backoff{Base: 60 * time.Second, Max: time.Hour}}
-	if w.RecoveryTimeout != nil {
-		o.RecoveryTimeout = w.RecoveryTimeout.Duration
-	}
-	if rs := w.RequeuingStrategy; rs != nil {
-		o.Backoff.Limit = rs.BackoffLimitCount
-		if rs.BackoffBaseSeconds != nil {
-			o.Backoff.Base = time.Duration(*rs.BackoffBaseSeconds) * time.Second
-		}
-		if rs.BackoffMaxSeconds != nil {
-			o.Backoff.Max = time.Duration(*rs.BackoffMaxSeconds) * time.Second
-		}
-	}
-	return o
-}
-
-func schedulingOptions(cfg *configapi.Configuration, patience time.Duration) scheduling.Options {
-	o := scheduling.Options{Patience: patience}
-	if r := cfg.Resources; r != nil && r.QuotaCheckStrategy != nil {
-		o.Flavors = flavors.Options{IgnoreUndeclared: *r.QuotaCheckStrategy == configapi.QuotaCheckIgnoreUndeclared}
-	}
-	if fs := cfg.FairSharing; fs != nil {
-		o.FairSharing = &scheduling.FairSharing{}
-		for _, s := range fs.PreemptionStrategies {
-			o.FairSharing.Strategies = append(o.FairSharing.Strategies, preemption.Strategy(s))
-		}
-	}
-	return o
-}
-
 func concurrency(cfg *configapi.Configuration, groupKind string, def int) int {
 	if c := cfg.Controller; c != nil {
 		if n, ok := c.GroupKindConcurrency[groupKind]; ok && n > 0 {
@@ -226,22 +144,4 @@ func concurrency(cfg *configapi.Configuration, groupKind string, def int) int {
 		}
 	}
 	return def
-}
-
-// transformations converts the Configuration's resources.transformations
-// (validated and defaulted by the loader).
-func transformations(in []configapi.ResourceTransformation) []resources.Transformation {
-	var out []resources.Transformation
-	for _, t := range in {
-		out = append(out, resources.Transformation{Input: t.Input, MultiplyBy: t.MultiplyBy,
-			Replace: ptr.Deref(t.Strategy, configapi.Retain) == configapi.Replace, Outputs: resources.FromResourceList(t.Outputs)})
-	}
-	return out
-}
-
-func duration(d *metav1.Duration) *time.Duration {
-	if d == nil {
-		return nil
-	}
-	return &d.Duration
 }

@@ -11,16 +11,19 @@ import (
 
 	"github.com/spf13/cobra"
 
+	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	"github.com/kuota-dev/kuota/internal/paths"
 	"github.com/kuota-dev/kuota/internal/plots"
 	"github.com/kuota-dev/kuota/internal/scenario"
 	"github.com/kuota-dev/kuota/internal/scheduling"
+	"github.com/kuota-dev/kuota/internal/settings"
 	"github.com/kuota-dev/kuota/internal/sim"
 )
 
 // simulateFlags are the flags of `simulate`, as typed by the user.
 type simulateFlags struct {
 	scenario, queues, trace string
+	config                  string
 	latency                 string
 	patience                time.Duration
 	seed                    uint64
@@ -54,11 +57,14 @@ scalability runner has 5); stall=START+DURATION spans in which
 nothing lands (e.g. stall=150s+15s); and phases after semicolons, each
 from=DURATION and its own pairs (admit=20ms;from=60s,admit=300ms).
 kuota-bench writes each run's replay (replay-queues.yaml, replay.trace)
-and the model fitted from it (replay.latency). The same seed gives the
-same run.`,
+and the model fitted from it (replay.latency). --config reads a Kueue
+Configuration file as the manager does: its fairSharing (weights then
+count), admissionFairSharing and resources settings apply. The same seed
+gives the same run.`,
 		Example: fmt.Sprintf(`  %[1]s simulate --scenario baseline
   %[1]s simulate --scenario one-cohort --latency admit=exp:40ms,evict=exp:40ms,finish=exp:40ms --output json
   %[1]s simulate --queues new-queues.yaml --trace last-week.trace --patience 30s
+  %[1]s simulate --queues new-queues.yaml --trace last-week.trace --config controller_manager_config.yaml
   %[1]s simulate --queues R/replay-queues.yaml --trace R/replay.trace --latency "$(cat R/replay.latency)"`, prog),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -69,6 +75,7 @@ same run.`,
 	fl.StringVar(&f.scenario, "scenario", "", "benchmark scenario: a name in bench/scenarios or a generator file")
 	fl.StringVar(&f.queues, "queues", "", "queue configuration: Kueue's YAML (ResourceFlavors, Cohorts, ClusterQueues, LocalQueues, ...)")
 	fl.StringVar(&f.trace, "trace", "", "workload trace (JSON Lines), with --queues")
+	fl.StringVar(&f.config, "config", "", "Kueue Configuration file whose fairSharing, admissionFairSharing and resources (transformations, excludeResourcePrefixes, quotaCheckStrategy) apply, as in the manager")
 	fl.StringVar(&f.latency, "latency", "", "latency model, e.g. admit=exp:40ms,evict=exp:40ms,observe=10ms,finish=exp:40ms,cycle=5ms")
 	fl.DurationVar(&f.patience, "patience", f.patience, "wait instead of preempting workloads expected to end within this (0: preempt as Kueue does)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed of the latency model")
@@ -96,6 +103,15 @@ func runSimulate(out io.Writer, env Env, f simulateFlags) error {
 	}
 	opts := sim.Options{Latency: latency, Seed: f.seed, Deadline: f.deadline,
 		Scheduling: scheduling.Options{Patience: f.patience}}
+	if f.config != "" {
+		cfg, err := configapi.Load(f.config)
+		if err != nil {
+			return fmt.Errorf("--config: %w", err)
+		}
+		opts.Scheduling = settings.Scheduling(cfg, f.patience)
+		opts.Lifecycle = settings.Workloads(cfg)
+		opts.FairAdmission = settings.AdmissionFairSharing(cfg)
+	}
 	if f.events != "" {
 		file, err := os.Create(f.events)
 		if err != nil {

@@ -222,3 +222,108 @@ func TestTraceExportTopology(t *testing.T) {
 		t.Fatalf("topologies %d, nodes %+v", len(setup.Topologies), setup.Nodes)
 	}
 }
+
+const fairQueues = `apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: gpu
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: shared
+spec:
+  namespaceSelector: {}
+  queueingStrategy: StrictFIFO
+  admissionScope:
+    admissionMode: UsageBasedAdmissionFairSharing
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: gpu
+      resources:
+      - name: nvidia.com/gpu
+        nominalQuota: 4
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: lq-a
+  namespace: team
+spec:
+  clusterQueue: shared
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: lq-b
+  namespace: team
+spec:
+  clusterQueue: shared
+`
+
+// lq-a queues four 1-minute jobs that each take the whole queue; lq-b
+// queues one a little later.
+const fairTrace = `{"at":"0s","namespace":"team","name":"a1","queue":"lq-a","class":"a","runtime":"1m","podSets":[{"name":"main","count":4,"requests":{"nvidia.com/gpu":"1"}}]}
+{"at":"1s","namespace":"team","name":"a2","queue":"lq-a","class":"a","runtime":"1m","podSets":[{"name":"main","count":4,"requests":{"nvidia.com/gpu":"1"}}]}
+{"at":"2s","namespace":"team","name":"a3","queue":"lq-a","class":"a","runtime":"1m","podSets":[{"name":"main","count":4,"requests":{"nvidia.com/gpu":"1"}}]}
+{"at":"3s","namespace":"team","name":"a4","queue":"lq-a","class":"a","runtime":"1m","podSets":[{"name":"main","count":4,"requests":{"nvidia.com/gpu":"1"}}]}
+{"at":"10s","namespace":"team","name":"b1","queue":"lq-b","class":"b","runtime":"1m","podSets":[{"name":"main","count":4,"requests":{"nvidia.com/gpu":"1"}}]}
+`
+
+// simulate --config applies the Configuration's admission fair sharing:
+// lq-b's job goes right after the running one, ahead of lq-a's older
+// ones; without the Configuration it waits for all of them.
+func TestSimulateWithAdmissionFairSharing(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"q.yaml": fairQueues, "t.trace": fairTrace, "config.yaml": `apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+admissionFairSharing:
+  usageHalfLifeTime: 10m
+  usageSamplingInterval: 10s
+`}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitOfB := func(extra ...string) float64 {
+		t.Helper()
+		env, out, _ := testEnv(t)
+		args := append([]string{"simulate", "--queues", filepath.Join(dir, "q.yaml"), "--trace", filepath.Join(dir, "t.trace"), "--output", "json"}, extra...)
+		if err := execute(t, env, args...); err != nil {
+			t.Fatal(err)
+		}
+		var s struct {
+			TimeToAdmission []struct {
+				Class string  `json:"class"`
+				Mean  float64 `json:"mean"`
+			} `json:"timeToAdmission"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &s); err != nil {
+			t.Fatalf("output is not the JSON summary: %v\n%s", err, out)
+		}
+		for _, c := range s.TimeToAdmission {
+			if c.Class == "b" {
+				return c.Mean
+			}
+		}
+		t.Fatalf("no class b in %s", out)
+		return 0
+	}
+	if got := waitOfB(); got < 180 {
+		t.Errorf("without admission fair sharing lq-b waited %.0f s, want behind all of lq-a's (about 230 s)", got)
+	}
+	if got := waitOfB("--config", filepath.Join(dir, "config.yaml")); got > 60 {
+		t.Errorf("with admission fair sharing lq-b waited %.0f s, want it next after the running job (about 50 s)", got)
+	}
+	env, _, _ := testEnv(t)
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nadmissionFairSharing:\n  usageHalfLifeTime: -1h\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := execute(t, env, "simulate", "--queues", filepath.Join(dir, "q.yaml"), "--trace", filepath.Join(dir, "t.trace"), "--config", bad)
+	if err == nil || !strings.Contains(err.Error(), "admissionFairSharing.usageHalfLifeTime") {
+		t.Errorf("a bad Configuration: error %v, want one naming the field", err)
+	}
+}

@@ -8,10 +8,12 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/afs"
 	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/scheduling"
@@ -35,6 +37,10 @@ type Options struct {
 	// Context, when set, stops the simulation once done (checked before
 	// each event): Run returns its error.
 	Context context.Context
+	// FairAdmission, when set, turns admission fair sharing on for the
+	// ClusterQueues whose admissionScope asks for it (as the
+	// Configuration's admissionFairSharing does in the manager).
+	FairAdmission *afs.Params
 	// EvaluateAll decides every cohort tree in every cycle, as if none
 	// were idle (cache.Cache.SkipIdle): slower, the same results; for
 	// checking that skipping idle trees changes nothing.
@@ -81,6 +87,7 @@ func Run(setup *Setup, trace []Workload, opts Options) (*Result, error) {
 	}
 	e := &engine{opts: opts, c: cache.New(opts.Lifecycle), rng: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
 		recs: map[types.NamespacedName]*record{}}
+	e.c.SetAdmissionFairSharing(opts.FairAdmission)
 	if opts.Events != nil {
 		e.log = json.NewEncoder(opts.Events)
 	}
@@ -161,7 +168,13 @@ func LoadSetup(c *cache.Cache, s *Setup) error {
 		if lq.Spec.StopPolicy != nil {
 			stop = *lq.Spec.StopPolicy
 		}
-		c.SetLocalQueue(cache.LocalQueueKey{Namespace: lq.Namespace, Name: kueue.LocalQueueName(lq.Name)}, lq.Spec.ClusterQueue, stop)
+		key := cache.LocalQueueKey{Namespace: lq.Namespace, Name: kueue.LocalQueueName(lq.Name)}
+		c.SetLocalQueue(key, lq.Spec.ClusterQueue, stop)
+		var weight *resource.Quantity
+		if lq.Spec.FairSharing != nil {
+			weight = lq.Spec.FairSharing.Weight
+		}
+		c.SetLocalQueueFairSharing(key, weight, nil)
 	}
 	c.MarkSynced()
 	return nil

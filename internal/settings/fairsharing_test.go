@@ -1,4 +1,4 @@
-package app
+package settings
 
 import (
 	"testing"
@@ -11,17 +11,17 @@ import (
 )
 
 func TestFairSharingParams(t *testing.T) {
-	if fairSharingParams(&configapi.Configuration{}) != nil {
+	if AdmissionFairSharing(&configapi.Configuration{}) != nil {
 		t.Error("no admissionFairSharing in the Configuration turns it on")
 	}
 	cfg := &configapi.Configuration{AdmissionFairSharing: &configapi.AdmissionFairSharing{
 		UsageHalfLifeTime: metav1.Duration{Duration: time.Hour}, ResourceWeights: map[corev1.ResourceName]float64{corev1.ResourceCPU: 2}}}
-	p := fairSharingParams(cfg)
+	p := AdmissionFairSharing(cfg)
 	if p == nil || p.HalfLife != time.Hour || p.Interval != 5*time.Minute || p.Weights[corev1.ResourceCPU] != 2 {
 		t.Errorf("params %+v, want half-life 1h, interval 5m (the default), cpu weight 2", p)
 	}
 	cfg.FeatureGates = map[string]bool{"AdmissionFairSharing": false}
-	if fairSharingParams(cfg) != nil {
+	if AdmissionFairSharing(cfg) != nil {
 		t.Error("the AdmissionFairSharing gate turned off leaves it on")
 	}
 }

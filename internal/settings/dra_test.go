@@ -1,4 +1,4 @@
-package app
+package settings
 
 import (
 	"testing"
@@ -14,7 +14,7 @@ func TestDeviceClassMappingsBecomeWorkloadOptions(t *testing.T) {
 		{Name: "example.com/mig", DeviceClassNames: []corev1.ResourceName{"mig.example.com"},
 			Sources: []configapi.DeviceClassSourceConfig{{Counter: &configapi.DeviceClassCounterSource{}}}},
 	}}}
-	got := workloadOptions(cfg).DeviceClasses
+	got := Workloads(cfg).DeviceClasses
 	want := map[string]corev1.ResourceName{"gpu.example.com": "example.com/gpu", "big-gpu.example.com": "example.com/gpu", "mig.example.com": ""}
 	if len(got) != len(want) {
 		t.Fatalf("device classes %v, want %v", got, want)
@@ -25,7 +25,7 @@ func TestDeviceClassMappingsBecomeWorkloadOptions(t *testing.T) {
 		}
 	}
 	cfg.FeatureGates = map[string]bool{"KueueDRAIntegration": false}
-	if got := workloadOptions(cfg).DeviceClasses; got != nil {
+	if got := Workloads(cfg).DeviceClasses; got != nil {
 		t.Errorf("with KueueDRAIntegration off claims are still charged: %v", got)
 	}
 }
