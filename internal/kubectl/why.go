@@ -7,7 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	"github.com/kuota-dev/kuota/internal/scheduling"
+	"github.com/kuota-dev/kuota/internal/settings"
 	"github.com/kuota-dev/kuota/internal/why"
 )
 
@@ -16,6 +18,7 @@ func newWhyCommand(k *kit) *cobra.Command {
 	var output string
 	var patience time.Duration
 	var noEstimate bool
+	var config string
 	cmd := &cobra.Command{
 		Use:   "why WORKLOAD",
 		Short: "Explain why a Workload waits, and estimate when it starts",
@@ -29,6 +32,9 @@ workloads are ahead of it. It ends with an estimate of when it starts: Kuota's
 scheduling core simulated forward from now, running workloads ending after
 their maximumExecutionTimeSeconds or the runtimes of finished workloads of the
 same LocalQueue and shape (the assumption is printed with the estimate).
+--config names the manager's Configuration file, so that its settings
+(fairSharing, admissionFairSharing, resource transformations, DRA mappings)
+shape the explanation as they shape the manager's decisions.
 A Workload is named as kubectl names it (kubectl get workloads).`,
 		Example: `  kubectl kuota why job-train-7c2f1 -n ml
   kubectl kuota why job-train-7c2f1 -n ml -o json`,
@@ -48,7 +54,16 @@ A Workload is named as kubectl names it (kubectl get workloads).`,
 			if err != nil {
 				return err
 			}
-			ex, err := why.Explain(st, s.namespace, args[0], why.Options{Scheduling: scheduling.Options{Patience: patience}, NoEstimate: noEstimate})
+			opts := why.Options{Scheduling: scheduling.Options{Patience: patience}, NoEstimate: noEstimate}
+			if config != "" {
+				cfg, err := configapi.Load(config)
+				if err != nil {
+					return fmt.Errorf("--config: %w", err)
+				}
+				lc := settings.Workloads(cfg)
+				opts.Scheduling, opts.Lifecycle, opts.FairAdmission = settings.Scheduling(cfg, patience), &lc, settings.AdmissionFairSharing(cfg)
+			}
+			ex, err := why.Explain(st, s.namespace, args[0], opts)
 			if err != nil {
 				return err
 			}
@@ -65,5 +80,6 @@ A Workload is named as kubectl names it (kubectl get workloads).`,
 	fs.DurationVar(&patience, "patience", scheduling.DefaultPatience,
 		"the manager's preemption patience (kuota-manager --preemption-patience; 0 for Kueue)")
 	fs.BoolVar(&noEstimate, "no-estimate", false, "skip the simulation that estimates the start")
+	fs.StringVar(&config, "config", "", "the manager's Configuration file (kuota-manager --config), whose settings apply")
 	return cmd
 }

@@ -149,7 +149,7 @@ func estimate(st *State, setup *sim.Setup, target types.NamespacedName, opts Opt
 	}
 	var at time.Duration
 	found := false
-	simOpts := sim.Options{Scheduling: opts.Scheduling, Deadline: horizon, Lifecycle: lifecycle.Options{RequeueAtEvictionTime: true},
+	simOpts := sim.Options{Scheduling: opts.Scheduling, Deadline: horizon, Lifecycle: opts.lifecycleOptions(), FairAdmission: opts.FairAdmission,
 		OnDecision: func(now time.Duration, d *scheduling.Decision) {
 			if !found && d.Admit && d.Workload.Key == target {
 				at, found = now, true

@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/afs"
 	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/scheduling"
@@ -85,6 +87,19 @@ type Options struct {
 	// DefaultRuntime is assumed for a workload whose runtime nothing
 	// tells (default: an hour).
 	DefaultRuntime time.Duration
+	// Lifecycle says how Workloads become records (the manager's
+	// Configuration: transformations, DRA mappings); nil: the defaults.
+	Lifecycle *lifecycle.Options
+	// FairAdmission is the manager's admission fair sharing; nil: off.
+	FairAdmission *afs.Params
+}
+
+// lifecycleOptions returns the options Workloads become records with.
+func (o *Options) lifecycleOptions() lifecycle.Options {
+	if o.Lifecycle != nil {
+		return *o.Lifecycle
+	}
+	return lifecycle.Options{RequeueAtEvictionTime: true}
 }
 
 // Explain explains the Workload namespace/name in st.
@@ -118,9 +133,23 @@ func Explain(st *State, namespace, name string, opts Options) (*Explanation, err
 	}
 
 	setup := setupOf(st)
-	c := cache.New(lifecycle.Options{RequeueAtEvictionTime: true})
+	c := cache.New(opts.lifecycleOptions())
+	c.SetAdmissionFairSharing(opts.FairAdmission)
 	if err := sim.LoadSetup(c, setup); err != nil {
 		return nil, err
+	}
+	for i := range st.LocalQueues {
+		// The usage the manager published orders admission fair sharing.
+		lq := &st.LocalQueues[i]
+		var weight *resource.Quantity
+		if lq.Spec.FairSharing != nil {
+			weight = lq.Spec.FairSharing.Weight
+		}
+		var published *kueue.AdmissionFairSharingStatus
+		if lq.Status.FairSharing != nil {
+			published = lq.Status.FairSharing.AdmissionFairSharingStatus
+		}
+		c.SetLocalQueueFairSharing(cache.LocalQueueKey{Namespace: lq.Namespace, Name: kueue.LocalQueueName(lq.Name)}, weight, published)
 	}
 	for i := range st.LimitRanges {
 		c.SetLimitRange(st.LimitRanges[i].Namespace, st.LimitRanges[i].Name, st.LimitRanges[i].Spec)

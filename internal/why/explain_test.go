@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/afs"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 )
 
@@ -337,4 +338,28 @@ func TestLimitRangeSetsAside(t *testing.T) {
 		t.Error("a workload whose pods would be refused is said to fit now")
 	}
 	wantBlocker(t, ex, CauseSetAside, "didn't satisfy LimitRange constraints")
+}
+
+// With the manager's admission fair sharing, the LocalQueue usage its
+// status published orders the queue: the older workload of the busier
+// LocalQueue has the other one ahead of it.
+func TestAdmissionFairSharingOrdersTheQueue(t *testing.T) {
+	st := cluster(func(cq *kueue.ClusterQueue) {
+		cq.Spec.AdmissionScope = &kueue.AdmissionScope{AdmissionMode: kueue.UsageBasedAdmissionFairSharing}
+	})
+	st.LocalQueues[0].Status.FairSharing = &kueue.LocalQueueFairSharingStatus{AdmissionFairSharingStatus: &kueue.AdmissionFairSharingStatus{
+		ConsumedResources: corev1.ResourceList{"cpu": resource.MustParse("40")}, LastUpdate: metav1.NewTime(now.Add(-time.Second))}}
+	st.LocalQueues = append(st.LocalQueues, kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "quiet"},
+		Spec: kueue.LocalQueueSpec{ClusterQueue: "cq"}})
+	quiet := pending("newer", "4", 0, time.Minute)
+	quiet.Spec.QueueName = "quiet"
+	st.Workloads = []kueue.Workload{running("holder", "4", 0, time.Minute, 0), pending("older", "4", 0, time.Hour), quiet}
+	plain := explain(t, st, "older", Options{NoEstimate: true})
+	if plain.Ahead == nil || *plain.Ahead != 0 {
+		t.Fatalf("without admission fair sharing %v are ahead, want 0", plain.Ahead)
+	}
+	fair := explain(t, st, "older", Options{NoEstimate: true, FairAdmission: &afs.Params{HalfLife: time.Hour, Interval: time.Minute}})
+	if fair.Ahead == nil || *fair.Ahead != 1 {
+		t.Errorf("with admission fair sharing %v are ahead, want 1 (the quiet LocalQueue's workload)", fair.Ahead)
+	}
 }
