@@ -3,6 +3,8 @@ package jobframework
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +22,7 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
+	"github.com/kuota-dev/kuota/internal/lifecycle"
 )
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create;update;patch;delete
@@ -291,7 +294,8 @@ func (r *Reconciler) syncPending(ctx context.Context, job Job, wl *kueue.Workloa
 		r.Recorder.Eventf(job.Object(), corev1.EventTypeNormal, "DeletedWorkload", "The job changed; replacing Workload %s", wl.Name)
 		return true, nil
 	}
-	if wl.Spec.QueueName == want.Spec.QueueName && samePriority(wl, want) {
+	gates, gatesChanged := remainingGates(wl, want)
+	if wl.Spec.QueueName == want.Spec.QueueName && samePriority(wl, want) && !gatesChanged {
 		return false, nil
 	}
 	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
@@ -299,10 +303,32 @@ func (r *Reconciler) syncPending(ctx context.Context, job Job, wl *kueue.Workloa
 	if want.Spec.PriorityClassRef != nil {
 		wl.Spec.PriorityClassRef, wl.Spec.Priority = want.Spec.PriorityClassRef, want.Spec.Priority
 	}
+	if gatesChanged {
+		if len(gates) == 0 {
+			delete(wl.Annotations, kueue.AdmissionGatedByAnnotation)
+		} else {
+			wl.Annotations[kueue.AdmissionGatedByAnnotation] = strings.Join(gates, ",")
+		}
+	}
 	if err := r.Client.Patch(ctx, wl, patch); err != nil {
 		return true, fmt.Errorf("updating Workload %s: %w", wl.Name, err)
 	}
 	return true, nil
+}
+
+// remainingGates returns the Workload's admission gates that the job
+// still has, and whether some were removed from the job: removing a gate
+// from the job removes it from the Workload (gates are never added after
+// creation).
+func remainingGates(have, want *kueue.Workload) ([]string, bool) {
+	haveGates, wantGates := lifecycle.AdmissionGates(have), lifecycle.AdmissionGates(want)
+	var keep []string
+	for _, g := range haveGates {
+		if slices.Contains(wantGates, g) {
+			keep = append(keep, g)
+		}
+	}
+	return keep, len(keep) != len(haveGates)
 }
 
 func samePriority(have, want *kueue.Workload) bool {

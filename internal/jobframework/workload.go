@@ -63,7 +63,7 @@ func BuildWorkload(ctx context.Context, c client.Reader, obj client.Object, name
 			Namespace:   obj.GetNamespace(),
 			Finalizers:  []string{kueue.ResourceInUseFinalizerName},
 			Labels:      map[string]string{},
-			Annotations: provisioningAnnotations(obj),
+			Annotations: copiedAnnotations(obj),
 		},
 		Spec: kueue.WorkloadSpec{
 			PodSets:   podSets,
@@ -90,14 +90,15 @@ func BuildWorkload(ctx context.Context, c client.Reader, obj client.Object, name
 	return wl, nil
 }
 
-// provisioningAnnotations copies the job's annotations that the
+// copiedAnnotations copies the job's annotations its Workload carries: the
+// admission gates (kueue.AdmissionGatedByAnnotation), and those the
 // ProvisioningRequest admission check passes to cluster-autoscaler as
-// parameters (provisioning.ParameterAnnotationPrefix; an empty map when it
-// has none).
-func provisioningAnnotations(obj client.Object) map[string]string {
+// parameters (provisioning.ParameterAnnotationPrefix); an empty map when
+// it has none.
+func copiedAnnotations(obj client.Object) map[string]string {
 	out := map[string]string{}
 	for k, v := range obj.GetAnnotations() {
-		if strings.HasPrefix(k, provisioning.ParameterAnnotationPrefix) {
+		if strings.HasPrefix(k, provisioning.ParameterAnnotationPrefix) || k == kueue.AdmissionGatedByAnnotation {
 			out[k] = v
 		}
 	}

@@ -308,6 +308,9 @@ func nextPending(wl *kueue.Workload, v *View, opts *Options, now time.Time) Step
 	case v.ClusterQueue == nil:
 		return misconfigured(wl, fmt.Sprintf("ClusterQueue %s doesn't exist", v.ClusterQueueName), ConfirmClusterQueueMissing)
 	}
+	if gates := AdmissionGates(wl); len(gates) > 0 {
+		return keptOut(wl, kueue.WorkloadReasonAdmissionGated, gatedMessage(gates), ConfirmNothing)
+	}
 	if msg := CheckResources(wl, v.LimitRanges); msg != "" {
 		return keptOut(wl, kueue.WorkloadReasonPending, msg, ConfirmNothing)
 	}

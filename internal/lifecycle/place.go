@@ -59,6 +59,10 @@ func Place(wl *kueue.Workload, v *View) Placement {
 	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadRequeued); c != nil && c.Status == metav1.ConditionFalse {
 		return Aside
 	}
+	if len(AdmissionGates(wl)) > 0 {
+		// Held back until its gates are removed.
+		return Aside
+	}
 	if CheckResources(wl, v.LimitRanges) != "" {
 		// Its pods would be refused: admitting it would hold quota
 		// for nothing.

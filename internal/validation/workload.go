@@ -16,7 +16,7 @@ const (
 	sliceReplacementAnnotation = "kueue.x-k8s.io/workload-slice-replacement-for"
 	// admissionGatedByAnnotation lists gates that hold back the quota
 	// reservation until they are removed.
-	admissionGatedByAnnotation = "kueue.x-k8s.io/admission-gated-by"
+	admissionGatedByAnnotation = kueue.AdmissionGatedByAnnotation
 )
 
 // ValidateWorkload checks a Workload being created: its PodSets and, when

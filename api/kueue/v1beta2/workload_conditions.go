@@ -91,3 +91,9 @@ const (
 	WorkloadSliceReplaced         = "WorkloadSliceReplaced"
 	WorkloadPreemptionGated       = "PreemptionGated"
 )
+
+// AdmissionGatedByAnnotation, on a job or its Workload, lists
+// comma-separated gates (for instance example.com/a,example.com/b) that
+// hold back the quota reservation until each is removed; gates are set at
+// creation and may later only be removed.
+const AdmissionGatedByAnnotation = "kueue.x-k8s.io/admission-gated-by"
