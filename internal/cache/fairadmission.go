@@ -188,19 +188,27 @@ func (c *Cache) fairUsageLocked() map[types.NamespacedName]float64 {
 }
 
 // fairFuncsLocked returns what afs.Order needs: a workload's LocalQueue's
-// score, and the score its admission would add (its entry penalty).
+// score, and the score its admission would add (its entry penalty over
+// its LocalQueue's weight). The penalty of a shape is computed once per
+// call (shapes are shared by identical workloads).
 func (c *Cache) fairFuncsLocked() (score, cost func(*workload.Info) float64) {
 	p := c.fair.params
 	lq := func(w *workload.Info) LocalQueueKey {
 		return LocalQueueKey{Namespace: w.Key.Namespace, Name: w.LocalQueue}
 	}
 	score = func(w *workload.Info) float64 { return c.scoreLocked(lq(w)) }
+	perShape := map[*workload.Shape]afs.Amounts{}
+	rate := p.PenaltyRate()
 	cost = func(w *workload.Info) float64 {
-		req := afs.Requests(w)
-		for r := range req {
-			req[r] *= p.PenaltyRate()
+		penalty, ok := perShape[w.Shape]
+		if !ok {
+			penalty = afs.Requests(w)
+			for r := range penalty {
+				penalty[r] *= rate
+			}
+			perShape[w.Shape] = penalty
 		}
-		return p.Score(req, c.weightLocked(lq(w)))
+		return p.Score(penalty, c.weightLocked(lq(w)))
 	}
 	return score, cost
 }
