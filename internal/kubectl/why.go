@@ -1,11 +1,15 @@
 package kubectl
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	"github.com/kuota-dev/kuota/internal/scheduling"
@@ -32,9 +36,11 @@ workloads are ahead of it. It ends with an estimate of when it starts: Kuota's
 scheduling core simulated forward from now, running workloads ending after
 their maximumExecutionTimeSeconds or the runtimes of finished workloads of the
 same LocalQueue and shape (the assumption is printed with the estimate).
---config names the manager's Configuration file, so that its settings
-(fairSharing, admissionFairSharing, resource transformations, DRA mappings)
-shape the explanation as they shape the manager's decisions.
+The manager's Configuration (fairSharing, admissionFairSharing, resource
+transformations, DRA mappings) shapes the explanation as it shapes the
+manager's decisions: --config names its file; without it, the ConfigMap
+kueue-system/kueue-manager-config the install bundle creates is read, if
+it exists and may be read, and otherwise the defaults apply.
 A Workload is named as kubectl names it (kubectl get workloads).`,
 		Example: `  kubectl kuota why job-train-7c2f1 -n ml
   kubectl kuota why job-train-7c2f1 -n ml -o json`,
@@ -55,11 +61,11 @@ A Workload is named as kubectl names it (kubectl get workloads).`,
 				return err
 			}
 			opts := why.Options{Scheduling: scheduling.Options{Patience: patience}, NoEstimate: noEstimate}
-			if config != "" {
-				cfg, err := configapi.Load(config)
-				if err != nil {
-					return fmt.Errorf("--config: %w", err)
-				}
+			cfg, err := managerConfiguration(cmd.Context(), s.client, config, k.opts.Err)
+			if err != nil {
+				return err
+			}
+			if cfg != nil {
 				lc := settings.Workloads(cfg)
 				opts.Scheduling, opts.Lifecycle, opts.FairAdmission = settings.Scheduling(cfg, patience), &lc, settings.AdmissionFairSharing(cfg)
 			}
@@ -80,6 +86,42 @@ A Workload is named as kubectl names it (kubectl get workloads).`,
 	fs.DurationVar(&patience, "patience", scheduling.DefaultPatience,
 		"the manager's preemption patience (kuota-manager --preemption-patience; 0 for Kueue)")
 	fs.BoolVar(&noEstimate, "no-estimate", false, "skip the simulation that estimates the start")
-	fs.StringVar(&config, "config", "", "the manager's Configuration file (kuota-manager --config), whose settings apply")
+	fs.StringVar(&config, "config", "", "the manager's Configuration file (kuota-manager --config); default: the ConfigMap kueue-system/kueue-manager-config, if readable")
 	return cmd
+}
+
+// The install bundle's Configuration: ConfigMap kueue-system/kueue-manager-config,
+// key controller_manager_config.yaml.
+const (
+	managerConfigNamespace = "kueue-system"
+	managerConfigName      = "kueue-manager-config"
+	managerConfigKey       = "controller_manager_config.yaml"
+)
+
+// managerConfiguration returns the manager's Configuration: the file path
+// names, or else the install bundle's ConfigMap. Without a file, a missing
+// or unreadable ConfigMap gives nil (the defaults), and one that does not
+// decode is reported on errOut and ignored; a bad file is an error.
+func managerConfiguration(ctx context.Context, c client.Reader, path string, errOut io.Writer) (*configapi.Configuration, error) {
+	if path != "" {
+		cfg, err := configapi.Load(path)
+		if err != nil {
+			return nil, fmt.Errorf("--config: %w", err)
+		}
+		return cfg, nil
+	}
+	var cm corev1.ConfigMap
+	if err := c.Get(ctx, client.ObjectKey{Namespace: managerConfigNamespace, Name: managerConfigName}, &cm); err != nil {
+		return nil, nil
+	}
+	data, ok := cm.Data[managerConfigKey]
+	if !ok {
+		return nil, nil
+	}
+	cfg, err := configapi.Decode([]byte(data))
+	if err != nil {
+		fmt.Fprintf(errOut, "warning: ignoring the manager's Configuration in ConfigMap %s/%s: %v\n", managerConfigNamespace, managerConfigName, err)
+		return nil, nil
+	}
+	return cfg, nil
 }
