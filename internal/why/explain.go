@@ -133,7 +133,11 @@ func Explain(st *State, namespace, name string, opts Options) (*Explanation, err
 	}
 
 	setup := setupOf(st)
-	c := cache.New(opts.lifecycleOptions())
+	lcOpts := opts.lifecycleOptions()
+	if st.ClaimTemplatesUnknown {
+		lcOpts.DeviceClasses = nil // claims cannot be resolved: not charged
+	}
+	c := cache.New(lcOpts)
 	c.SetAdmissionFairSharing(opts.FairAdmission)
 	if err := sim.LoadSetup(c, setup); err != nil {
 		return nil, err
@@ -154,6 +158,10 @@ func Explain(st *State, namespace, name string, opts Options) (*Explanation, err
 	for i := range st.LimitRanges {
 		c.SetLimitRange(st.LimitRanges[i].Namespace, st.LimitRanges[i].Name, st.LimitRanges[i].Spec)
 	}
+	for i := range st.ClaimTemplates {
+		t := &st.ClaimTemplates[i]
+		c.SetClaimTemplate(t.Namespace, t.Name, lifecycle.NewClaimTemplate(&t.Spec))
+	}
 	for i := range st.Workloads {
 		c.UpsertWorkload(&st.Workloads[i])
 	}
@@ -161,7 +169,7 @@ func Explain(st *State, namespace, name string, opts Options) (*Explanation, err
 	ex.Blockers = append(ex.Blockers, staticBlockers(st, wl, lq, snap)...)
 	key := types.NamespacedName{Namespace: namespace, Name: name}
 	if place, _ := c.Placement(key); place == lifecycle.Aside && len(ex.Blockers) == 0 {
-		ex.Blockers = append(ex.Blockers, setAside(wl, c.View(wl).LimitRanges))
+		ex.Blockers = append(ex.Blockers, setAside(wl, c.View(wl)))
 	}
 	if len(ex.Blockers) > 0 || lq == nil {
 		return ex, nil
@@ -286,12 +294,19 @@ func conditionNote(wl *kueue.Workload, typ string) string {
 }
 
 // setAside explains a workload the queues keep out for its own state.
-func setAside(wl *kueue.Workload, lr *lifecycle.LimitRanges) Blocker {
+func setAside(wl *kueue.Workload, v lifecycle.View) Blocker {
 	if err := lifecycle.CheckPodSets(wl); err != nil {
 		return Blocker{CauseSetAside, "the workload is malformed: " + err.Error()}
 	}
-	if msg := lifecycle.CheckResources(wl, lr); msg != "" {
+	if gates := lifecycle.AdmissionGates(wl); len(gates) > 0 {
+		return Blocker{CauseSetAside, "its admission gates are not all removed: " + strings.Join(gates, ", ") +
+			" (annotation " + kueue.AdmissionGatedByAnnotation + ")"}
+	}
+	if msg := lifecycle.CheckResources(wl, v.LimitRanges); msg != "" {
 		return Blocker{CauseSetAside, "the API server would refuse its pods: " + msg}
+	}
+	if msg := lifecycle.CheckClaims(wl, v.Claims); msg != "" {
+		return Blocker{CauseSetAside, "its DRA device claims cannot be charged to quota: " + msg}
 	}
 	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadRequeued); c != nil && c.Status == metav1.ConditionFalse {
 		return Blocker{CauseSetAside, "not requeued yet after its eviction: " + c.Message}

@@ -15,6 +15,7 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/afs"
+	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 )
 
@@ -361,5 +362,26 @@ func TestAdmissionFairSharingOrdersTheQueue(t *testing.T) {
 	fair := explain(t, st, "older", Options{NoEstimate: true, FairAdmission: &afs.Params{HalfLife: time.Hour, Interval: time.Minute}})
 	if fair.Ahead == nil || *fair.Ahead != 1 {
 		t.Errorf("with admission fair sharing %v are ahead, want 1 (the quiet LocalQueue's workload)", fair.Ahead)
+	}
+}
+
+// A gated workload, and one whose DRA claims cannot be charged, are said
+// to be kept out and why.
+func TestGatesAndClaimsSetAside(t *testing.T) {
+	st := cluster()
+	gated := pending("gated", "1", 0, time.Minute)
+	gated.Annotations = map[string]string{kueue.AdmissionGatedByAnnotation: "example.com/approval"}
+	claims := pending("claims", "1", 0, time.Minute)
+	claims.Spec.PodSets[0].Template.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("missing")}}
+	st.Workloads = []kueue.Workload{gated, claims}
+	wantBlocker(t, explain(t, st, "gated", Options{}), CauseSetAside, "admission gates are not all removed: example.com/approval")
+	lc := lifecycle.Options{RequeueAtEvictionTime: true, DeviceClasses: map[string]corev1.ResourceName{"gpu.example.com": "example.com/gpu"}}
+	wantBlocker(t, explain(t, st, "claims", Options{Lifecycle: &lc}), CauseSetAside, "ResourceClaimTemplate missing of claim gpu does not exist")
+	st.ClaimTemplatesUnknown = true
+	ex := explain(t, st, "claims", Options{Lifecycle: &lc})
+	for _, b := range ex.Blockers {
+		if b.Cause == CauseSetAside {
+			t.Errorf("with the templates unreadable the claims should not be counted, got %+v", b)
+		}
 	}
 }

@@ -16,8 +16,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -49,6 +52,11 @@ type State struct {
 	// LimitRanges bound the pods of pending workloads; none when the
 	// caller may not list them.
 	LimitRanges []corev1.LimitRange
+	// ClaimTemplates are the ResourceClaimTemplates, read when a workload
+	// claims devices through one (DRA); ClaimTemplatesUnknown is set when
+	// they could not be listed, and claims are then not charged.
+	ClaimTemplates        []resourcev1.ResourceClaimTemplate
+	ClaimTemplatesUnknown bool
 }
 
 // Read lists what an explanation needs. Cohorts, WorkloadPriorityClasses,
@@ -91,6 +99,16 @@ func Read(ctx context.Context, c client.Reader) (*State, error) {
 		return nil, fmt.Errorf("listing LimitRanges: %w", err)
 	}
 	st.LimitRanges = lrs.Items
+	if claimsTemplates(st.Workloads) {
+		var rcts resourcev1.ResourceClaimTemplateList
+		if err := c.List(ctx, &rcts); err != nil {
+			if !optional(err) && !meta.IsNoMatchError(err) && !runtime.IsNotRegisteredError(err) {
+				return nil, fmt.Errorf("listing ResourceClaimTemplates: %w", err)
+			}
+			st.ClaimTemplatesUnknown = true
+		}
+		st.ClaimTemplates = rcts.Items
+	}
 	var nss corev1.NamespaceList
 	if err := c.List(ctx, &nss); err != nil {
 		if !optional(err) {
@@ -138,4 +156,19 @@ func readTopology(ctx context.Context, c client.Reader, st *State) error {
 // caller may not list it, or the API server does not serve it.
 func optional(err error) bool {
 	return apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err)
+}
+
+// claimsTemplates reports whether a workload's pods claim devices through
+// a ResourceClaimTemplate.
+func claimsTemplates(wls []kueue.Workload) bool {
+	for i := range wls {
+		for j := range wls[i].Spec.PodSets {
+			for _, pc := range wls[i].Spec.PodSets[j].Template.Spec.ResourceClaims {
+				if pc.ResourceClaimTemplateName != nil {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
