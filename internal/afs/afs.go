@@ -99,6 +99,20 @@ func (p *Params) AddPenalty(l *Ledger, requests Amounts) {
 	}
 }
 
+// RemovePenalty takes back AddPenalty's charge for an admission that did
+// not happen (its write failed); what a sample already dropped stays
+// dropped.
+func (p *Params) RemovePenalty(l *Ledger, requests Amounts) {
+	rate := p.PenaltyRate()
+	for r, v := range requests {
+		if left := l.Penalty[r] - rate*v; left > 1e-9 {
+			l.Penalty[r] = left
+		} else {
+			delete(l.Penalty, r)
+		}
+	}
+}
+
 // Due reports whether a sample is due at now.
 func (p *Params) Due(l *Ledger, now int64) bool {
 	return l.LastUpdate == 0 || now-l.LastUpdate >= int64(p.Interval)

@@ -116,6 +116,18 @@ func (c *Cache) chargeLocked(a *state.Admitted) {
 	c.fair.params.AddPenalty(c.ledgerLocked(key), req)
 }
 
+// unchargeLocked takes back the entry penalty of an admission whose write
+// failed (the workload queues again).
+func (c *Cache) unchargeLocked(a *state.Admitted) {
+	key := LocalQueueKey{Namespace: a.Key.Namespace, Name: a.LocalQueue}
+	if _, ok := c.fairQueueLocked(key); !ok {
+		return
+	}
+	req := afs.Amounts{}
+	afs.FromUsage(a.Usage, req)
+	c.fair.params.RemovePenalty(c.ledgerLocked(key), req)
+}
+
 // sampleFairLocked samples every ledger that is due at now; it reports
 // whether any was.
 func (c *Cache) sampleFairLocked(now int64) bool {

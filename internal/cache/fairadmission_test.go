@@ -64,6 +64,15 @@ func TestFairAdmissionOrdersByLocalQueueUsage(t *testing.T) {
 	if got, want := candidateNames(c, now+1), []string{"b1", "a2"}; !slices.Equal(got, want) {
 		t.Fatalf("after lq-a's admission: order %v, want %v", got, want)
 	}
+	// The admission's write fails: its penalty goes with it.
+	c.Forget(types.NamespacedName{Namespace: "ns", Name: "a1"})
+	if got, want := candidateNames(c, now+1), []string{"a1", "b1", "a2"}; !slices.Equal(got, want) {
+		t.Fatalf("after the admission was forgotten: order %v, want %v", got, want)
+	}
+	if err := c.Assume(&state.Admitted{Key: types.NamespacedName{Namespace: "ns", Name: "a1"}, UID: "uid-a1", ClusterQueue: "cq",
+		LocalQueue: "lq-a", Usage: resources.FlavorResourceQuantities{{Flavor: "f", Resource: corev1.ResourceCPU}: 3000}}, "1"); err != nil {
+		t.Fatal(err)
+	}
 	page, _ := c.PendingInClusterQueue("cq", 0, 10)
 	if len(page) != 2 || page[0].Meta.Name != "b1" || page[1].Meta.Name != "a2" || page[1].InClusterQueue != 1 {
 		t.Errorf("the pending-workloads API lists %+v, want b1 then a2", page)

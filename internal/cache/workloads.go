@@ -176,7 +176,9 @@ func (c *Cache) Forget(key types.NamespacedName) {
 		return
 	}
 	delete(c.assumed, key)
-	c.releaseLocked(key)
+	if a := c.releaseLocked(key); a != nil {
+		c.unchargeLocked(a)
+	}
 	if r, ok := c.records[key]; ok {
 		c.placeLocked(r.obj)
 	}
