@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/metrics"
@@ -78,8 +79,16 @@ func (r *Reconciler) stop(ctx context.Context, job Job, wl *kueue.Workload) (ctr
 }
 
 // syncRunning keeps a running job's Workload up to date: its PodsReady
-// condition (with waitForPodsReady) and its reclaimable pods.
+// condition (with waitForPodsReady) and its reclaimable pods. A job that
+// grew beyond its admission is stopped and queued again (resize).
 func (r *Reconciler) syncRunning(ctx context.Context, job Job, wl *kueue.Workload) error {
+	msg, err := outgrown(job, wl)
+	if err != nil {
+		return err
+	}
+	if msg != "" && wl.Labels[JobUIDLabel] != "" {
+		return r.resize(ctx, job, wl, msg)
+	}
 	if r.Options.WaitForPodsReady {
 		if err := r.syncPodsReady(ctx, job, wl); err != nil {
 			return err
@@ -90,6 +99,43 @@ func (r *Reconciler) syncRunning(ctx context.Context, job Job, wl *kueue.Workloa
 		return nil
 	}
 	return syncReclaimable(ctx, r.Writer, wl, withReclaim.ReclaimablePods())
+}
+
+// outgrown says which PodSet of a running job now has more pods than its
+// Workload was admitted with ("" when none): they would run beyond the
+// quota. (Fewer pods, as a job nears its end, are fine.)
+func outgrown(job Job, wl *kueue.Workload) (string, error) {
+	if wl.Status.Admission == nil {
+		return "", nil
+	}
+	podSets, err := job.PodSets()
+	if err != nil {
+		return "", err
+	}
+	for _, psa := range wl.Status.Admission.PodSetAssignments {
+		admitted := countOf(wl, psa)
+		for _, ps := range podSets {
+			if ps.Name == psa.Name && ps.Count > admitted {
+				return fmt.Sprintf("PodSet %s grew to %d pods while running, beyond the %d it was admitted with: the job is stopped and queued again at its new size",
+					ps.Name, ps.Count, admitted), nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// resize stops a job that grew beyond its admission and deletes its
+// Workload: once the job's pods are gone the Workload releases its quota
+// (stop), and a new one of the new size is created and queued.
+func (r *Reconciler) resize(ctx context.Context, job Job, wl *kueue.Workload, msg string) error {
+	if err := r.suspend(ctx, job, "Stopped", msg); err != nil {
+		return err
+	}
+	if err := r.Client.Delete(ctx, wl, client.Preconditions{UID: &wl.UID}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("replacing Workload %s: %w", wl.Name, err)
+	}
+	r.Recorder.Eventf(job.Object(), corev1.EventTypeNormal, "DeletedWorkload", "The job grew while running; replacing Workload %s", wl.Name)
+	return nil
 }
 
 func nonZero(list []kueue.ReclaimablePod) []kueue.ReclaimablePod {
