@@ -88,24 +88,16 @@ func (l *Ledger) Total() Amounts {
 	return out
 }
 
-// AddPenalty charges a LocalQueue for an admission of the given requests.
-func (p *Params) AddPenalty(l *Ledger, requests Amounts) {
-	rate := p.PenaltyRate()
+// AddPenalty charges a LocalQueue for an admission of the given requests
+// (sign 1), or takes the charge back for an admission that did not happen
+// (sign -1, its write failed); what a sample already dropped stays dropped.
+func (p *Params) AddPenalty(l *Ledger, requests Amounts, sign float64) {
+	rate := sign * p.PenaltyRate()
 	if l.Penalty == nil {
 		l.Penalty = Amounts{}
 	}
 	for r, v := range requests {
-		l.Penalty[r] += rate * v
-	}
-}
-
-// RemovePenalty takes back AddPenalty's charge for an admission that did
-// not happen (its write failed); what a sample already dropped stays
-// dropped.
-func (p *Params) RemovePenalty(l *Ledger, requests Amounts) {
-	rate := p.PenaltyRate()
-	for r, v := range requests {
-		if left := l.Penalty[r] - rate*v; left > 1e-9 {
+		if left := l.Penalty[r] + rate*v; left > 1e-9 {
 			l.Penalty[r] = left
 		} else {
 			delete(l.Penalty, r)

@@ -35,7 +35,7 @@ func TestSampleDecaysTowardsWhatIsHeld(t *testing.T) {
 	if got := l.Consumed[corev1.ResourceCPU]; !near(got, 4) {
 		t.Fatalf("first sample of 8 cpu with rate 0.5: %v, want 4", got)
 	}
-	p.AddPenalty(l, Amounts{corev1.ResourceCPU: 2})
+	p.AddPenalty(l, Amounts{corev1.ResourceCPU: 2}, 1)
 	if got := l.Total()[corev1.ResourceCPU]; !near(got, 5) {
 		t.Errorf("a 2 cpu admission adds half of it at once: total %v, want 5", got)
 	}

@@ -40,7 +40,7 @@ func (c *Cache) DeleteClaimTemplate(namespace, name string) {
 // claimsLocked returns the claim resolver of a workload, nil when DRA
 // claims are not charged or it claims nothing through templates.
 func (c *Cache) claimsLocked(wl *kueue.Workload) *lifecycle.Claims {
-	if len(c.opts.DeviceClasses) == 0 || !claimsThroughTemplates(wl) {
+	if len(c.opts.DeviceClasses) == 0 || !lifecycle.ClaimsThroughTemplates(wl) {
 		return nil
 	}
 	templates := c.claims[wl.Namespace]
@@ -48,17 +48,4 @@ func (c *Cache) claimsLocked(wl *kueue.Workload) *lifecycle.Claims {
 		t, ok := templates[name]
 		return t, ok
 	}}
-}
-
-// claimsThroughTemplates reports whether a pod of the workload claims
-// devices through a ResourceClaimTemplate.
-func claimsThroughTemplates(wl *kueue.Workload) bool {
-	for i := range wl.Spec.PodSets {
-		for _, pc := range wl.Spec.PodSets[i].Template.Spec.ResourceClaims {
-			if pc.ResourceClaimTemplateName != nil {
-				return true
-			}
-		}
-	}
-	return false
 }

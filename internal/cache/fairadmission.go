@@ -50,19 +50,25 @@ func (c *Cache) SetAdmissionFairSharing(p *afs.Params) {
 	c.notify()
 }
 
-// SetLocalQueueFairSharing records a LocalQueue's fair sharing weight and,
-// the first time, the usage its status published.
-func (c *Cache) SetLocalQueueFairSharing(key LocalQueueKey, weight *resource.Quantity, published *kueue.AdmissionFairSharingStatus) {
+// SetLocalQueueFairSharing records a LocalQueue's fair sharing weight
+// (spec.fairSharing.weight, 1 unless set) and, the first time, the usage
+// its status published.
+func (c *Cache) SetLocalQueueFairSharing(lq *kueue.LocalQueue) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	key := LocalQueueKey{Namespace: lq.Namespace, Name: kueue.LocalQueueName(lq.Name)}
 	w := 1.0
-	if weight != nil {
-		w = weight.AsApproximateFloat64()
+	if fs := lq.Spec.FairSharing; fs != nil && fs.Weight != nil {
+		w = fs.Weight.AsApproximateFloat64()
 	}
 	c.fair.next = 0 // its ClusterQueue may have changed
 	if c.fair.weights[key] != w {
 		c.fair.weights[key] = w
 		c.notify()
+	}
+	var published *kueue.AdmissionFairSharingStatus
+	if fs := lq.Status.FairSharing; fs != nil {
+		published = fs.AdmissionFairSharingStatus
 	}
 	if _, known := c.fair.ledgers[key]; known || published == nil {
 		return
@@ -105,27 +111,15 @@ func (c *Cache) ledgerLocked(key LocalQueueKey) *afs.Ledger {
 }
 
 // chargeLocked adds the entry penalty of an admission the scheduler
-// decided.
-func (c *Cache) chargeLocked(a *state.Admitted) {
+// decided (sign 1), or takes it back when its write failed (sign -1).
+func (c *Cache) chargeLocked(a *state.Admitted, sign float64) {
 	key := LocalQueueKey{Namespace: a.Key.Namespace, Name: a.LocalQueue}
 	if _, ok := c.fairQueueLocked(key); !ok {
 		return
 	}
 	req := afs.Amounts{}
 	afs.FromUsage(a.Usage, req)
-	c.fair.params.AddPenalty(c.ledgerLocked(key), req)
-}
-
-// unchargeLocked takes back the entry penalty of an admission whose write
-// failed (the workload queues again).
-func (c *Cache) unchargeLocked(a *state.Admitted) {
-	key := LocalQueueKey{Namespace: a.Key.Namespace, Name: a.LocalQueue}
-	if _, ok := c.fairQueueLocked(key); !ok {
-		return
-	}
-	req := afs.Amounts{}
-	afs.FromUsage(a.Usage, req)
-	c.fair.params.RemovePenalty(c.ledgerLocked(key), req)
+	c.fair.params.AddPenalty(c.ledgerLocked(key), req, sign)
 }
 
 // sampleFairLocked samples every ledger that is due at now; it reports

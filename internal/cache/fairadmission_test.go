@@ -30,7 +30,7 @@ func newFairCache(t *testing.T) *Cache {
 	for _, lq := range []kueue.LocalQueueName{"lq-a", "lq-b"} {
 		key := LocalQueueKey{Namespace: "ns", Name: lq}
 		c.SetLocalQueue(key, "cq", kueue.None)
-		c.SetLocalQueueFairSharing(key, nil, nil)
+		c.SetLocalQueueFairSharing(localQueue(lq, nil, nil))
 	}
 	return c
 }
@@ -114,7 +114,7 @@ func TestFairSharesPublishSamples(t *testing.T) {
 	// A ClusterQueue without admissionScope has no record.
 	plain := newTestCache(t, "9")
 	plain.SetAdmissionFairSharing(&afs.Params{Interval: time.Minute})
-	plain.SetLocalQueueFairSharing(LocalQueueKey{Namespace: "ns", Name: "lq"}, nil, nil)
+	plain.SetLocalQueueFairSharing(localQueue("lq", nil, nil))
 	if got := plain.FairShares(start); len(got) != 0 {
 		t.Errorf("records for a ClusterQueue that does not ask for fair sharing: %v", got)
 	}
@@ -127,12 +127,12 @@ func TestFairAdmissionStartsFromPublishedUsage(t *testing.T) {
 	last := metav1.NewTime(time.Now().Add(-time.Second))
 	c.DeleteLocalQueue(LocalQueueKey{Namespace: "ns", Name: "lq-b"})
 	c.SetLocalQueue(LocalQueueKey{Namespace: "ns", Name: "lq-b"}, "cq", kueue.None)
-	c.SetLocalQueueFairSharing(LocalQueueKey{Namespace: "ns", Name: "lq-b"}, nil,
-		&kueue.AdmissionFairSharingStatus{ConsumedResources: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10")}, LastUpdate: last})
+	c.SetLocalQueueFairSharing(localQueue("lq-b", nil,
+		&kueue.AdmissionFairSharingStatus{ConsumedResources: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10")}, LastUpdate: last}))
 	c.DeleteLocalQueue(LocalQueueKey{Namespace: "ns", Name: "lq-a"})
 	c.SetLocalQueue(LocalQueueKey{Namespace: "ns", Name: "lq-a"}, "cq", kueue.None)
-	c.SetLocalQueueFairSharing(LocalQueueKey{Namespace: "ns", Name: "lq-a"}, nil,
-		&kueue.AdmissionFairSharingStatus{ConsumedResources: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}, LastUpdate: last})
+	c.SetLocalQueueFairSharing(localQueue("lq-a", nil,
+		&kueue.AdmissionFairSharingStatus{ConsumedResources: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}, LastUpdate: last}))
 	c.UpsertWorkload(pendingWL("b1", "lq-b", "1", "1"))
 	c.UpsertWorkload(pendingWL("a1", "lq-a", "2", "1"))
 	now := time.Now().UnixNano()
@@ -140,8 +140,21 @@ func TestFairAdmissionStartsFromPublishedUsage(t *testing.T) {
 		t.Fatalf("lq-b used 10 cpu before the restart, lq-a 1: order %v, want %v", got, want)
 	}
 	w := resource.MustParse("100")
-	c.SetLocalQueueFairSharing(LocalQueueKey{Namespace: "ns", Name: "lq-b"}, &w, nil)
+	c.SetLocalQueueFairSharing(localQueue("lq-b", &w, nil))
 	if got, want := candidateNames(c, now), []string{"b1", "a1"}; !slices.Equal(got, want) {
 		t.Errorf("lq-b's weight 100 makes its 10 cpu count 0.1, below lq-a's 1: order %v, want %v", got, want)
 	}
+}
+
+// localQueue is LocalQueue ns/name of cq with a fair sharing weight and a
+// published admission fair sharing status (each optional).
+func localQueue(name kueue.LocalQueueName, weight *resource.Quantity, published *kueue.AdmissionFairSharingStatus) *kueue.LocalQueue {
+	lq := &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: string(name)}, Spec: kueue.LocalQueueSpec{ClusterQueue: "cq"}}
+	if weight != nil {
+		lq.Spec.FairSharing = &kueue.FairSharing{Weight: weight}
+	}
+	if published != nil {
+		lq.Status.FairSharing = &kueue.LocalQueueFairSharingStatus{AdmissionFairSharingStatus: published}
+	}
+	return lq
 }

@@ -150,7 +150,7 @@ func (c *Cache) Assume(a *state.Admitted, resourceVersion string) error {
 	if err := c.state.Assume(a); err != nil {
 		return err
 	}
-	c.chargeLocked(a)
+	c.chargeLocked(a, 1)
 	c.assumed[a.Key] = resourceVersion
 	c.queues.Delete(a.Key)
 	c.notify()
@@ -177,7 +177,7 @@ func (c *Cache) Forget(key types.NamespacedName) {
 	}
 	delete(c.assumed, key)
 	if a := c.releaseLocked(key); a != nil {
-		c.unchargeLocked(a)
+		c.chargeLocked(a, -1)
 	}
 	if r, ok := c.records[key]; ok {
 		c.placeLocked(r.obj)

@@ -9,7 +9,6 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -201,7 +200,7 @@ func localQueues(c *cache.Cache) kind[*kueue.LocalQueue] {
 				stop = *lq.Spec.StopPolicy
 			}
 			c.SetLocalQueue(key(lq), lq.Spec.ClusterQueue, stop)
-			c.SetLocalQueueFairSharing(key(lq), fairWeight(lq), publishedFairShare(lq))
+			c.SetLocalQueueFairSharing(lq)
 		},
 		del: func(lq *kueue.LocalQueue) { c.DeleteLocalQueue(key(lq)) },
 	}
@@ -217,21 +216,4 @@ func workloads(c *cache.Cache) kind[*kueue.Workload] {
 		set:      c.UpsertWorkload,
 		del:      func(wl *kueue.Workload) { c.DeleteWorkload(lifecycle.KeyOf(wl)) },
 	}
-}
-
-// fairWeight is a LocalQueue's admission fair sharing weight, if set.
-func fairWeight(lq *kueue.LocalQueue) *resource.Quantity {
-	if fs := lq.Spec.FairSharing; fs != nil {
-		return fs.Weight
-	}
-	return nil
-}
-
-// publishedFairShare is the admission fair sharing usage a LocalQueue's
-// status holds, if any.
-func publishedFairShare(lq *kueue.LocalQueue) *kueue.AdmissionFairSharingStatus {
-	if fs := lq.Status.FairSharing; fs != nil {
-		return fs.AdmissionFairSharingStatus
-	}
-	return nil
 }

@@ -120,3 +120,16 @@ func CheckClaims(wl *kueue.Workload, c *Claims) string {
 	}
 	return ""
 }
+
+// ClaimsThroughTemplates reports whether a pod of the workload claims
+// devices through a ResourceClaimTemplate.
+func ClaimsThroughTemplates(wl *kueue.Workload) bool {
+	for i := range wl.Spec.PodSets {
+		for _, pc := range wl.Spec.PodSets[i].Template.Spec.ResourceClaims {
+			if pc.ResourceClaimTemplateName != nil {
+				return true
+			}
+		}
+	}
+	return false
+}

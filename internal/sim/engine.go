@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -168,13 +167,8 @@ func LoadSetup(c *cache.Cache, s *Setup) error {
 		if lq.Spec.StopPolicy != nil {
 			stop = *lq.Spec.StopPolicy
 		}
-		key := cache.LocalQueueKey{Namespace: lq.Namespace, Name: kueue.LocalQueueName(lq.Name)}
-		c.SetLocalQueue(key, lq.Spec.ClusterQueue, stop)
-		var weight *resource.Quantity
-		if lq.Spec.FairSharing != nil {
-			weight = lq.Spec.FairSharing.Weight
-		}
-		c.SetLocalQueueFairSharing(key, weight, nil)
+		c.SetLocalQueue(cache.LocalQueueKey{Namespace: lq.Namespace, Name: kueue.LocalQueueName(lq.Name)}, lq.Spec.ClusterQueue, stop)
+		c.SetLocalQueueFairSharing(lq)
 	}
 	c.MarkSynced()
 	return nil

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -144,16 +143,7 @@ func Explain(st *State, namespace, name string, opts Options) (*Explanation, err
 	}
 	for i := range st.LocalQueues {
 		// The usage the manager published orders admission fair sharing.
-		lq := &st.LocalQueues[i]
-		var weight *resource.Quantity
-		if lq.Spec.FairSharing != nil {
-			weight = lq.Spec.FairSharing.Weight
-		}
-		var published *kueue.AdmissionFairSharingStatus
-		if lq.Status.FairSharing != nil {
-			published = lq.Status.FairSharing.AdmissionFairSharingStatus
-		}
-		c.SetLocalQueueFairSharing(cache.LocalQueueKey{Namespace: lq.Namespace, Name: kueue.LocalQueueName(lq.Name)}, weight, published)
+		c.SetLocalQueueFairSharing(&st.LocalQueues[i])
 	}
 	for i := range st.LimitRanges {
 		c.SetLimitRange(st.LimitRanges[i].Namespace, st.LimitRanges[i].Name, st.LimitRanges[i].Spec)

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/lifecycle"
 )
 
 // State is the part of a cluster an explanation reads.
@@ -99,7 +100,7 @@ func Read(ctx context.Context, c client.Reader) (*State, error) {
 		return nil, fmt.Errorf("listing LimitRanges: %w", err)
 	}
 	st.LimitRanges = lrs.Items
-	if claimsTemplates(st.Workloads) {
+	if slices.ContainsFunc(st.Workloads, func(wl kueue.Workload) bool { return lifecycle.ClaimsThroughTemplates(&wl) }) {
 		var rcts resourcev1.ResourceClaimTemplateList
 		if err := c.List(ctx, &rcts); err != nil {
 			if !optional(err) && !meta.IsNoMatchError(err) && !runtime.IsNotRegisteredError(err) {
@@ -156,19 +157,4 @@ func readTopology(ctx context.Context, c client.Reader, st *State) error {
 // caller may not list it, or the API server does not serve it.
 func optional(err error) bool {
 	return apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err)
-}
-
-// claimsTemplates reports whether a workload's pods claim devices through
-// a ResourceClaimTemplate.
-func claimsTemplates(wls []kueue.Workload) bool {
-	for i := range wls {
-		for j := range wls[i].Spec.PodSets {
-			for _, pc := range wls[i].Spec.PodSets[j].Template.Spec.ResourceClaims {
-				if pc.ResourceClaimTemplateName != nil {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
