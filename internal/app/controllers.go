@@ -13,9 +13,11 @@ import (
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/controller/admissioncheck"
 	"github.com/kuota-dev/kuota/internal/controller/clusterqueue"
+	"github.com/kuota-dev/kuota/internal/controller/multicluster"
 	"github.com/kuota-dev/kuota/internal/controller/provisioningrequest"
 	"github.com/kuota-dev/kuota/internal/controller/resourceflavor"
 	"github.com/kuota-dev/kuota/internal/controller/status"
@@ -53,7 +55,6 @@ func (m *Manager) setupControllers(cfg *configapi.Configuration, patience time.D
 	reconcilers := []interface{ SetupWithManager(ctrl.Manager) error }{
 		&resourceflavor.Reconciler{Client: cl},
 		&admissioncheck.Reconciler{Client: cl},
-		&admissioncheck.UnsupportedReconciler{Client: cl},
 		&clusterqueue.Reconciler{Client: cl, Cache: c, Recorder: recorder},
 		wl,
 	}
@@ -69,6 +70,9 @@ func (m *Manager) setupControllers(cfg *configapi.Configuration, patience time.D
 		return err
 	}
 	if err := provisioningrequest.Setup(mgr, writer); err != nil {
+		return err
+	}
+	if err := setupMultiKueue(mgr, cfg, writer); err != nil {
 		return err
 	}
 	c.OnGone(func(obj *kueue.Workload, a *state.Admitted) { recordFinished(labels, obj, a) })
@@ -144,4 +148,29 @@ func concurrency(cfg *configapi.Configuration, groupKind string, def int) int {
 		}
 	}
 	return def
+}
+
+// setupMultiKueue runs MultiKueue, or, with its feature gate off, marks its
+// checks inactive saying so.
+func setupMultiKueue(mgr ctrl.Manager, cfg *configapi.Configuration, writer *apply.Writer) error {
+	if on, set := cfg.FeatureGates["MultiKueue"]; set && !on {
+		return (&admissioncheck.UnsupportedReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+	}
+	enabled, _, err := jobIntegrations(cfg)
+	if err != nil {
+		return err
+	}
+	mk := cfg.MultiKueue
+	o := multicluster.Options{Namespace: ptr.Deref(cfg.Namespace, configapi.DefaultNamespace),
+		Origin: configapi.DefaultMultiKueueOrigin, WorkerLostTimeout: configapi.DefaultMultiKueueWorkerLostTimeout, CheckPaths: true}
+	if on, set := cfg.FeatureGates["MultiKueueKubeConfigPathValidation"]; set && !on {
+		o.CheckPaths = false
+	}
+	if mk != nil {
+		o.Origin = ptr.Deref(mk.Origin, o.Origin)
+		if mk.WorkerLostTimeout != nil {
+			o.WorkerLostTimeout = mk.WorkerLostTimeout.Duration
+		}
+	}
+	return multicluster.Setup(mgr, writer, enabled, o)
 }

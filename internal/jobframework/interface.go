@@ -131,3 +131,35 @@ type Integration struct {
 	// the API server.
 	DefaultPod func(ctx context.Context, r client.Reader, pod *corev1.Pod) (bool, error)
 }
+
+// MultiKueueManagedBy is the managedBy value of a job MultiKueue runs in a
+// worker cluster: the kind's own controller in the manager cluster leaves
+// it alone.
+const MultiKueueManagedBy = "kueue.x-k8s.io/multikueue"
+
+// JobWithManagedBy is a Job whose kind has a managedBy field.
+type JobWithManagedBy interface {
+	Job
+	// ManagedBy returns the job's managedBy, nil when unset.
+	ManagedBy() *string
+	// SetManagedBy sets it.
+	SetManagedBy(*string)
+}
+
+// JobWithRemote is a Job MultiKueue can run in a worker cluster: a copy is
+// created there and the worker's status is mirrored into the manager's
+// job.
+type JobWithRemote interface {
+	JobWithManagedBy
+	// RemoteCopy returns the object to create in a worker: the job's name,
+	// labels, annotations and spec, without what the manager's API server
+	// derived from the job's UID, without managedBy, suspended.
+	RemoteCopy() client.Object
+	// SyncStatus copies the status of the worker's job (an object of the
+	// same kind); it reports whether anything changed.
+	SyncStatus(remote client.Object) bool
+	// ClearStatus forgets the run the mirrored status describes (running
+	// pods, start time) once the worker's job is gone and the job is
+	// suspended; it reports whether anything changed.
+	ClearStatus() bool
+}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -55,8 +56,53 @@ func (w *Webhook) Default(ctx context.Context, obj client.Object) error {
 	if err != nil || !managed {
 		return err
 	}
-	w.Integration.NewJob(obj).Suspend()
+	job := w.Integration.NewJob(obj)
+	job.Suspend()
+	return w.defaultManagedBy(ctx, job)
+}
+
+// defaultManagedBy hands a job of a kind MultiKueue can run to MultiKueue
+// (spec.managedBy) when its LocalQueue's ClusterQueue has a MultiKueue
+// check, so that the kind's own controller does not run it here.
+func (w *Webhook) defaultManagedBy(ctx context.Context, job Job) error {
+	j, ok := job.(JobWithRemote)
+	if !ok || j.ManagedBy() != nil || QueueName(job.Object()) == "" {
+		return nil
+	}
+	obj := job.Object()
+	var lq kueue.LocalQueue
+	if err := w.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: QueueName(obj)}, &lq); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	var cq kueue.ClusterQueue
+	if err := w.Client.Get(ctx, types.NamespacedName{Name: string(lq.Spec.ClusterQueue)}, &cq); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	for _, name := range ClusterQueueChecks(&cq) {
+		var ac kueue.AdmissionCheck
+		if err := w.Client.Get(ctx, types.NamespacedName{Name: string(name)}, &ac); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return err
+		}
+		if ac.Spec.ControllerName == MultiKueueManagedBy {
+			j.SetManagedBy(ptr.To(MultiKueueManagedBy))
+			return nil
+		}
+	}
 	return nil
+}
+
+// ClusterQueueChecks lists the names of a ClusterQueue's admission checks.
+func ClusterQueueChecks(cq *kueue.ClusterQueue) []kueue.AdmissionCheckReference {
+	var out []kueue.AdmissionCheckReference
+	if s := cq.Spec.AdmissionChecksStrategy; s != nil {
+		for _, r := range s.AdmissionChecks {
+			out = append(out, r.Name)
+		}
+	}
+	return out
 }
 
 func (w *Webhook) defaultQueueExists(ctx context.Context, ns string) bool {

@@ -19,6 +19,7 @@ var purePackages = []string{
 	"github.com/kuota-dev/kuota/internal/lifecycle",
 	"github.com/kuota-dev/kuota/internal/provisioning",
 	"github.com/kuota-dev/kuota/internal/afs",
+	"github.com/kuota-dev/kuota/internal/multikueue",
 	"github.com/kuota-dev/kuota/internal/scheduling/...",
 }
 

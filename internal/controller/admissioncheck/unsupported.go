@@ -20,10 +20,10 @@ const MultiKueueControllerName = "kueue.x-k8s.io/multikueue"
 // controller Kuota does not run.
 const ReasonNotSupported = "NotSupported"
 
-// UnsupportedReconciler marks the checks of Kueue's built-in controllers
-// that Kuota does not run (MultiKueue) inactive, saying so, instead of
-// leaving them without a condition: the ClusterQueues that use them are
-// inactive either way, and this tells the admin why.
+// UnsupportedReconciler marks MultiKueue checks inactive, saying so, when
+// the MultiKueue feature gate is off, instead of leaving them without a
+// condition: the ClusterQueues that use them are inactive either way, and
+// this tells the admin why.
 type UnsupportedReconciler struct {
 	Client client.Client
 }
@@ -46,5 +46,5 @@ func (r *UnsupportedReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	return controller.Outcome(ctx, controller.SetCheckActive(ctx, r.Client, &ac, false, ReasonNotSupported,
-		"Kuota does not run MultiKueue (dispatching workloads to other clusters) yet; ClusterQueues using this check admit nothing"))
+		"The MultiKueue feature gate is off; ClusterQueues using this check admit nothing"))
 }

@@ -14,13 +14,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
-	"github.com/kuota-dev/kuota/internal/controller/admissioncheck"
+	"github.com/kuota-dev/kuota/internal/multikueue"
 	"github.com/kuota-dev/kuota/internal/provisioning"
 )
 
-// A MultiKueue check says that Kuota does not run MultiKueue, and the
-// ClusterQueue using it is inactive for that check.
-func TestMultiKueueCheckSaysItIsNotSupported(t *testing.T) {
+// A MultiKueue check whose MultiKueueConfig does not exist says so, and
+// the ClusterQueue using it is inactive for that check.
+func TestMultiKueueCheckWithoutItsConfigIsInactive(t *testing.T) {
 	startManager(t)
 	ns, err := env.CreateNamespace(context.Background(), "mk")
 	if err != nil {
@@ -29,7 +29,7 @@ func TestMultiKueueCheckSaysItIsNotSupported(t *testing.T) {
 	check, cq := ns+"-mk", ns+"-cq"
 	create(t,
 		&kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: check}, Spec: kueue.AdmissionCheckSpec{
-			ControllerName: admissioncheck.MultiKueueControllerName,
+			ControllerName: multikueue.ControllerName,
 			Parameters:     &kueue.AdmissionCheckParametersReference{APIGroup: kueue.GroupVersion.Group, Kind: "MultiKueueConfig", Name: check}}},
 		&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: ns + "-f"}},
 		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cq}, Spec: kueue.ClusterQueueSpec{
@@ -39,13 +39,13 @@ func TestMultiKueueCheckSaysItIsNotSupported(t *testing.T) {
 			AdmissionChecksStrategy: &kueue.AdmissionChecksStrategy{AdmissionChecks: []kueue.AdmissionCheckStrategyRule{{Name: kueue.AdmissionCheckReference(check)}}},
 		}},
 	)
-	eventually(t, 45*time.Second, "the check says MultiKueue is not supported", func() error {
+	eventually(t, 45*time.Second, "the check names its missing config", func() error {
 		var ac kueue.AdmissionCheck
 		if err := env.Client.Get(context.Background(), client.ObjectKey{Name: check}, &ac); err != nil {
 			return err
 		}
 		c := meta.FindStatusCondition(ac.Status.Conditions, kueue.AdmissionCheckActive)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != admissioncheck.ReasonNotSupported || !strings.Contains(c.Message, "MultiKueue") {
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != multikueue.ReasonBadConfig || !strings.Contains(c.Message, check) {
 			return fmt.Errorf("Active condition %+v", c)
 		}
 		return nil

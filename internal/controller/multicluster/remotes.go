@@ -1,0 +1,210 @@
+// Package multicluster runs MultiKueue (AdmissionCheck controllerName
+// kueue.x-k8s.io/multikueue) in the manager cluster: it connects to the
+// worker clusters MultiKueueClusters describe, keeps the checks' Active
+// conditions, and dispatches workloads: copies in the workers, the job in
+// the worker that reserved quota first, its status mirrored back. What to
+// do for a workload is decided by the pure internal/multikueue.
+package multicluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/jobframework"
+)
+
+// pingTimeout bounds one connectivity check of a worker.
+const pingTimeout = 10 * time.Second
+
+// Remotes holds a client per connected worker cluster, and watches the
+// objects this manager created there: their changes are sent on Events
+// as the manager's workload they belong to.
+type Remotes struct {
+	Scheme *runtime.Scheme
+	// Origin is the value of the origin label this manager puts on what
+	// it creates in workers.
+	Origin string
+	// Kinds are the job kinds MultiKueue runs, watched in the workers.
+	Kinds []client.Object
+	// Events carries the manager's workloads whose remote objects changed.
+	Events chan event.GenericEvent
+
+	mu       sync.RWMutex
+	clusters map[string]*remote
+}
+
+type remote struct {
+	kubeconfig []byte
+	client     client.Client
+	stop       context.CancelFunc
+	active     bool
+	lostSince  time.Time
+}
+
+// NewRemotes returns an empty set of connections.
+func NewRemotes(scheme *runtime.Scheme, origin string, kinds []client.Object) *Remotes {
+	return &Remotes{Scheme: scheme, Origin: origin, Kinds: kinds, Events: make(chan event.GenericEvent, 1024),
+		clusters: map[string]*remote{}}
+}
+
+// OriginSelector selects what this manager created in a worker.
+func (rs *Remotes) OriginSelector() labels.Selector {
+	return labels.SelectorFromSet(labels.Set{kueue.MultiKueueOriginLabel: rs.Origin})
+}
+
+// Connect makes (or keeps, when the kubeconfig is the same) the
+// connection to a worker and checks it; it reports whether the worker
+// answers, and why not.
+func (rs *Remotes) Connect(ctx context.Context, name string, kubeconfig []byte, cfg *rest.Config) error {
+	rs.mu.Lock()
+	r := rs.clusters[name]
+	if r != nil && string(r.kubeconfig) != string(kubeconfig) {
+		r.stop()
+		delete(rs.clusters, name)
+		r = nil
+	}
+	if r == nil {
+		var err error
+		if r, err = rs.dial(name, kubeconfig, cfg); err != nil {
+			rs.mu.Unlock()
+			return err
+		}
+		rs.clusters[name] = r
+	}
+	rs.mu.Unlock()
+	return rs.ping(ctx, name, r)
+}
+
+// dial builds the client and starts the watches of one worker.
+func (rs *Remotes) dial(name string, kubeconfig []byte, cfg *rest.Config) (*remote, error) {
+	cl, err := client.New(cfg, client.Options{Scheme: rs.Scheme})
+	if err != nil {
+		return nil, fmt.Errorf("building a client: %w", err)
+	}
+	c, err := ctrlcache.New(cfg, ctrlcache.Options{Scheme: rs.Scheme, DefaultLabelSelector: rs.OriginSelector()})
+	if err != nil {
+		return nil, fmt.Errorf("building a cache: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	log := ctrl.Log.WithName("multikueue").WithValues("cluster", name)
+	rs.watch(ctx, c, &kueue.Workload{}, func(o client.Object) string { return o.GetName() }, log)
+	for _, k := range rs.Kinds {
+		rs.watch(ctx, c, k, func(o client.Object) string { return o.GetLabels()[jobframework.PrebuiltWorkloadLabel] }, log)
+	}
+	go func() {
+		if err := c.Start(ctx); err != nil {
+			log.Error(err, "watching the worker cluster")
+		}
+	}()
+	return &remote{kubeconfig: kubeconfig, client: cl, stop: cancel, active: false}, nil
+}
+
+// watch sends the manager workload each change of a kind names.
+func (rs *Remotes) watch(ctx context.Context, c ctrlcache.Cache, obj client.Object, workload func(client.Object) string, log interface {
+	Error(error, string, ...any)
+}) {
+	inf, err := c.GetInformer(ctx, obj, ctrlcache.BlockUntilSynced(false))
+	if err != nil {
+		log.Error(err, "cannot watch a kind in the worker cluster", "kind", fmt.Sprintf("%T", obj))
+		return
+	}
+	send := func(o any) {
+		if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+			o = t.Obj
+		}
+		co, ok := o.(client.Object)
+		if !ok || workload(co) == "" {
+			return
+		}
+		wl := &kueue.Workload{}
+		wl.Namespace, wl.Name = co.GetNamespace(), workload(co)
+		select {
+		case rs.Events <- event.GenericEvent{Object: wl}:
+		case <-ctx.Done():
+		}
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: send, DeleteFunc: send, UpdateFunc: func(_, n any) { send(n) }})
+	if err != nil {
+		log.Error(err, "cannot watch a kind in the worker cluster", "kind", fmt.Sprintf("%T", obj))
+	}
+}
+
+// ping checks that the worker answers and serves Workloads.
+func (rs *Remotes) ping(ctx context.Context, name string, r *remote) error {
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	err := r.client.List(ctx, &kueue.WorkloadList{}, client.Limit(1))
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.clusters[name] != r {
+		return err
+	}
+	switch {
+	case err == nil:
+		r.active, r.lostSince = true, time.Time{}
+	case r.lostSince.IsZero():
+		r.active, r.lostSince = false, time.Now()
+	default:
+		r.active = false
+	}
+	return err
+}
+
+// Remove drops the connection to a worker.
+func (rs *Remotes) Remove(name string) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if r := rs.clusters[name]; r != nil {
+		r.stop()
+		delete(rs.clusters, name)
+	}
+}
+
+// Active returns the connected workers' clients by name.
+func (rs *Remotes) Active() map[string]client.Client {
+	rs.mu.RLock()
+	defer rs.mu.RUnlock()
+	out := map[string]client.Client{}
+	for name, r := range rs.clusters {
+		if r.active {
+			out[name] = r.client
+		}
+	}
+	return out
+}
+
+// LostSince says since when a known worker has not answered (zero when it
+// answers or is not known).
+func (rs *Remotes) LostSince(name string) time.Time {
+	rs.mu.RLock()
+	defer rs.mu.RUnlock()
+	if r := rs.clusters[name]; r != nil {
+		return r.lostSince
+	}
+	return time.Time{}
+}
+
+// Start waits for the manager to stop, then drops every connection.
+func (rs *Remotes) Start(ctx context.Context) error {
+	<-ctx.Done()
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for name, r := range rs.clusters {
+		r.stop()
+		delete(rs.clusters, name)
+	}
+	return nil
+}

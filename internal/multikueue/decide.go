@@ -1,0 +1,211 @@
+// Package multikueue decides MultiKueue (AdmissionCheck controllerName
+// kueue.x-k8s.io/multikueue): a workload holding a quota reservation in the
+// manager cluster is copied to every usable worker cluster; the first
+// worker that reserves quota for its copy gets the workload (its
+// clusterName), the other copies are deleted, the job is created there, and
+// the check turns Ready. It is pure: internal/controller/multikueue reads
+// the local and remote objects, calls Decide, and makes the writes.
+package multikueue
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+)
+
+// ControllerName is the controllerName of MultiKueue checks.
+const ControllerName = "kueue.x-k8s.io/multikueue"
+
+// Remote is what a worker cluster holds of one workload.
+type Remote struct {
+	// Workload is the worker's copy, nil when there is none.
+	Workload *kueue.Workload
+	// Job says whether the job was created in the worker.
+	Job bool
+}
+
+// Input is what Decide reads for one workload.
+type Input struct {
+	// Workload is the manager's workload.
+	Workload *kueue.Workload
+	// Check is the workload's MultiKueue check.
+	Check kueue.AdmissionCheckReference
+	// Clusters are the check's worker clusters that are connected, in the
+	// MultiKueueConfig's order.
+	Clusters []string
+	// Remotes is what each connected worker of the check (and the one
+	// the workload was given to) holds.
+	Remotes map[string]Remote
+	// LostSince says since when a worker the workload runs on has been
+	// unreachable; zero when it is connected.
+	LostSince time.Time
+	// WorkerLostTimeout is how long a workload waits for its lost worker
+	// before it is evicted and queued again.
+	WorkerLostTimeout time.Duration
+	Now               time.Time
+}
+
+// Decision is what to do for one workload.
+type Decision struct {
+	// CreateWorkload lists the clusters that get a copy of the workload.
+	CreateWorkload []string
+	// Delete lists the clusters whose copy and job go.
+	Delete []string
+	// CreateJob names the cluster the job is created in ("" for none).
+	CreateJob string
+	// SyncFrom names the cluster whose job's status is mirrored into the
+	// local job ("" for none).
+	SyncFrom string
+	// Nominate, when not nil, is the new status.nominatedClusterNames.
+	Nominate []string
+	// ClusterName, when not nil, is the new status.clusterName (the
+	// nominations are cleared with it).
+	ClusterName *string
+	// ClearPlacement clears clusterName and the nominations (the workload
+	// gave its quota back).
+	ClearPlacement bool
+	// State is the check's new state; nil leaves it as it is.
+	State *kueue.AdmissionCheckState
+	// After asks to look again after this long (0: on the next change).
+	After time.Duration
+	// Stopping says the workload gave its quota back (and is not
+	// finished): its job in the manager is to be stopped.
+	Stopping bool
+}
+
+// Decide decides for one workload with a MultiKueue check.
+func Decide(in Input) Decision {
+	wl := in.Workload
+	var d Decision
+	if !holding(wl) {
+		d.Delete = withObjects(in.Remotes, "")
+		d.Stopping = !finished(wl)
+		if d.Stopping && (wl.Status.ClusterName != nil || len(wl.Status.NominatedClusterNames) > 0) {
+			d.ClearPlacement = true
+		}
+		return d
+	}
+	st := checkState(wl, in.Check)
+	if st == nil {
+		return d
+	}
+	if name := wl.Status.ClusterName; name != nil {
+		return decidePlaced(in, st, *name)
+	}
+	if st.State != kueue.CheckStatePending {
+		return d
+	}
+	for _, c := range in.Clusters {
+		r := in.Remotes[c]
+		if r.Workload == nil || !reserved(r.Workload) {
+			continue
+		}
+		d.ClusterName = &c
+		d.Delete = withObjects(in.Remotes, c)
+		if !r.Job {
+			d.CreateJob = c
+		}
+		d.State = newState(st, kueue.CheckStateReady, fmt.Sprintf("The workload got reservation on %q", c), in.Now)
+		return d
+	}
+	for _, c := range in.Clusters {
+		if in.Remotes[c].Workload == nil {
+			d.CreateWorkload = append(d.CreateWorkload, c)
+		}
+	}
+	if !slices.Equal(wl.Status.NominatedClusterNames, in.Clusters) {
+		d.Nominate = slices.Clone(in.Clusters)
+		if d.Nominate == nil {
+			d.Nominate = []string{}
+		}
+	}
+	msg := fmt.Sprintf("Waiting for a reservation in one of the worker clusters %v", in.Clusters)
+	if len(in.Clusters) == 0 {
+		msg = "No worker cluster is connected"
+	}
+	if st.Message != msg {
+		d.State = newState(st, kueue.CheckStatePending, msg, in.Now)
+	}
+	return d
+}
+
+// decidePlaced keeps a workload on the worker it was given to.
+func decidePlaced(in Input, st *kueue.AdmissionCheckState, cluster string) Decision {
+	var d Decision
+	d.Delete = withObjects(in.Remotes, cluster)
+	if !slices.Contains(in.Clusters, cluster) {
+		if in.LostSince.IsZero() {
+			return d
+		}
+		left := in.WorkerLostTimeout - in.Now.Sub(in.LostSince)
+		if left > 0 {
+			d.After = left
+			return d
+		}
+		d.State = newState(st, kueue.CheckStateRetry, fmt.Sprintf("The connection to worker cluster %q was lost for more than %s", cluster, in.WorkerLostTimeout), in.Now)
+		return d
+	}
+	r := in.Remotes[cluster]
+	if r.Workload == nil {
+		d.State = newState(st, kueue.CheckStateRetry, fmt.Sprintf("The workload's copy in worker cluster %q is gone", cluster), in.Now)
+		return d
+	}
+	if r.Job {
+		d.SyncFrom = cluster
+	} else if !finished(r.Workload) {
+		d.CreateJob = cluster
+	}
+	if st.State != kueue.CheckStateReady {
+		d.State = newState(st, kueue.CheckStateReady, fmt.Sprintf("The workload got reservation on %q", cluster), in.Now)
+	}
+	return d
+}
+
+// withObjects lists the clusters, other than keep, holding a copy or a job.
+func withObjects(remotes map[string]Remote, keep string) []string {
+	var out []string
+	for c, r := range remotes {
+		if c != keep && (r.Workload != nil || r.Job) {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// holding says whether the manager's workload holds a quota reservation
+// it may keep: reserved, not evicted, not finished, not being deleted.
+func holding(wl *kueue.Workload) bool {
+	return wl.DeletionTimestamp.IsZero() && reserved(wl) && !finished(wl) &&
+		!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted)
+}
+
+func reserved(wl *kueue.Workload) bool {
+	return meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
+}
+
+func finished(wl *kueue.Workload) bool {
+	return meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
+}
+
+func checkState(wl *kueue.Workload, name kueue.AdmissionCheckReference) *kueue.AdmissionCheckState {
+	for i := range wl.Status.AdmissionChecks {
+		if wl.Status.AdmissionChecks[i].Name == name {
+			return &wl.Status.AdmissionChecks[i]
+		}
+	}
+	return nil
+}
+
+func newState(old *kueue.AdmissionCheckState, state kueue.CheckState, msg string, now time.Time) *kueue.AdmissionCheckState {
+	out := old.DeepCopy()
+	if out.State != state {
+		out.LastTransitionTime.Time = now
+	}
+	out.State, out.Message = state, msg
+	return out
+}

@@ -1,0 +1,157 @@
+package multikueue
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+)
+
+var now = time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+
+func workload(state kueue.CheckState, conds ...string) *kueue.Workload {
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl"}}
+	for _, c := range conds {
+		wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionTrue})
+	}
+	wl.Status.AdmissionChecks = []kueue.AdmissionCheckState{{Name: "mk", State: state}}
+	return wl
+}
+
+func reservedCopy() *kueue.Workload {
+	return workload(kueue.CheckStatePending, kueue.WorkloadQuotaReserved)
+}
+
+func TestDecide(t *testing.T) {
+	pendingCopy := workload(kueue.CheckStatePending)
+	placed := workload(kueue.CheckStateReady, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted)
+	placed.Status.ClusterName = ptr.To("w1")
+	tests := map[string]struct {
+		in    Input
+		check func(t *testing.T, d Decision)
+	}{
+		"a reserved workload is copied to every connected cluster and they are nominated": {
+			in: Input{Workload: workload(kueue.CheckStatePending, kueue.WorkloadQuotaReserved), Clusters: []string{"w1", "w2"},
+				Remotes: map[string]Remote{"w1": {}, "w2": {Workload: pendingCopy}}},
+			check: func(t *testing.T, d Decision) {
+				if !slices.Equal(d.CreateWorkload, []string{"w1"}) || !slices.Equal(d.Nominate, []string{"w1", "w2"}) || d.ClusterName != nil {
+					t.Errorf("decision %+v", d)
+				}
+			},
+		},
+		"the first cluster that reserves gets it: the other copy goes, the job is created, the check is Ready": {
+			in: Input{Workload: workload(kueue.CheckStatePending, kueue.WorkloadQuotaReserved), Clusters: []string{"w1", "w2"},
+				Remotes: map[string]Remote{"w1": {Workload: pendingCopy}, "w2": {Workload: reservedCopy()}}},
+			check: func(t *testing.T, d Decision) {
+				if ptr.Deref(d.ClusterName, "") != "w2" || d.CreateJob != "w2" || !slices.Equal(d.Delete, []string{"w1"}) ||
+					d.State == nil || d.State.State != kueue.CheckStateReady {
+					t.Errorf("decision %+v", d)
+				}
+			},
+		},
+		"a placed workload mirrors its job and leaves the other clusters empty": {
+			in: Input{Workload: placed, Clusters: []string{"w1", "w2"},
+				Remotes: map[string]Remote{"w1": {Workload: reservedCopy(), Job: true}, "w2": {Workload: pendingCopy}}},
+			check: func(t *testing.T, d Decision) {
+				if d.SyncFrom != "w1" || d.CreateJob != "" || !slices.Equal(d.Delete, []string{"w2"}) || d.State != nil {
+					t.Errorf("decision %+v", d)
+				}
+			},
+		},
+		"a placed workload whose copy is gone is retried": {
+			in: Input{Workload: placed, Clusters: []string{"w1"}, Remotes: map[string]Remote{"w1": {}}},
+			check: func(t *testing.T, d Decision) {
+				if d.State == nil || d.State.State != kueue.CheckStateRetry {
+					t.Errorf("decision %+v", d)
+				}
+			},
+		},
+		"a lost worker is waited for until the timeout": {
+			in: Input{Workload: placed, Remotes: map[string]Remote{}, LostSince: now.Add(-time.Minute), WorkerLostTimeout: 15 * time.Minute, Now: now},
+			check: func(t *testing.T, d Decision) {
+				if d.State != nil || d.After != 14*time.Minute {
+					t.Errorf("decision %+v", d)
+				}
+			},
+		},
+		"then retried": {
+			in: Input{Workload: placed, Remotes: map[string]Remote{}, LostSince: now.Add(-16 * time.Minute), WorkerLostTimeout: 15 * time.Minute, Now: now},
+			check: func(t *testing.T, d Decision) {
+				if d.State == nil || d.State.State != kueue.CheckStateRetry {
+					t.Errorf("decision %+v", d)
+				}
+			},
+		},
+		"an evicted workload loses its copies, its job and its placement": {
+			in: Input{Workload: func() *kueue.Workload {
+				wl := placed.DeepCopy()
+				wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadEvicted, Status: metav1.ConditionTrue})
+				return wl
+			}(), Clusters: []string{"w1"}, Remotes: map[string]Remote{"w1": {Workload: reservedCopy(), Job: true}}},
+			check: func(t *testing.T, d Decision) {
+				if !slices.Equal(d.Delete, []string{"w1"}) || !d.ClearPlacement || !d.Stopping {
+					t.Errorf("decision %+v", d)
+				}
+			},
+		},
+		"a finished workload keeps its clusterName": {
+			in: Input{Workload: func() *kueue.Workload {
+				wl := placed.DeepCopy()
+				wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue})
+				return wl
+			}(), Clusters: []string{"w1"}, Remotes: map[string]Remote{"w1": {Workload: reservedCopy(), Job: true}}},
+			check: func(t *testing.T, d Decision) {
+				if !slices.Equal(d.Delete, []string{"w1"}) || d.ClearPlacement || d.Stopping {
+					t.Errorf("decision %+v", d)
+				}
+			},
+		},
+		"with no connected cluster the check says so": {
+			in: Input{Workload: workload(kueue.CheckStatePending, kueue.WorkloadQuotaReserved), Remotes: map[string]Remote{}},
+			check: func(t *testing.T, d Decision) {
+				if d.State == nil || d.State.Message != "No worker cluster is connected" || len(d.CreateWorkload) > 0 {
+					t.Errorf("decision %+v", d)
+				}
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			tc.in.Check = "mk"
+			if tc.in.Now.IsZero() {
+				tc.in.Now = now
+			}
+			tc.check(t, Decide(tc.in))
+		})
+	}
+}
+
+func TestCheckActivity(t *testing.T) {
+	ac := &kueue.AdmissionCheck{Spec: kueue.AdmissionCheckSpec{ControllerName: ControllerName,
+		Parameters: &kueue.AdmissionCheckParametersReference{APIGroup: "kueue.x-k8s.io", Kind: "MultiKueueConfig", Name: "cfg"}}}
+	cfg := &kueue.MultiKueueConfig{Spec: kueue.MultiKueueConfigSpec{Clusters: []string{"a", "b"}}}
+	for _, tc := range []struct {
+		cfg    *kueue.MultiKueueConfig
+		active map[string]bool
+		want   string
+		on     bool
+	}{
+		{nil, nil, ReasonBadConfig, false},
+		{cfg, map[string]bool{}, ReasonNoUsableClusters, false},
+		{cfg, map[string]bool{"b": true}, ReasonSomeActiveClusters, true},
+		{cfg, map[string]bool{"a": true, "b": true}, ReasonActive, true},
+	} {
+		if got := CheckActivity(ac, tc.cfg, tc.active); got.Reason != tc.want || got.Active != tc.on {
+			t.Errorf("active %v: got %+v, want %s", tc.active, got, tc.want)
+		}
+	}
+	bad := ac.DeepCopy()
+	bad.Spec.Parameters.Kind = "ProvisioningRequestConfig"
+	if got := CheckActivity(bad, cfg, map[string]bool{"a": true}); got.Reason != ReasonBadConfig || got.Active {
+		t.Errorf("wrong parameters kind: %+v", got)
+	}
+}

@@ -1,0 +1,135 @@
+package mkdispatch
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/jobframework"
+	"github.com/kuota-dev/kuota/test/integration/framework"
+)
+
+func startManager(t *testing.T, e *framework.Env) {
+	t.Helper()
+	cfg, err := framework.ManagerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := e.StartManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := m.Stop(); err != nil {
+			t.Errorf("stopping manager: %v", err)
+		}
+	})
+}
+
+func create(t *testing.T, e *framework.Env, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := e.Client.Create(context.Background(), o); err != nil {
+			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+func ensureNamespace(t *testing.T, e *framework.Env, name string) {
+	t.Helper()
+	err := e.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+func get(t *testing.T, e *framework.Env, key client.ObjectKey, obj client.Object) {
+	t.Helper()
+	if err := e.Client.Get(context.Background(), key, obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func eventually(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = cond(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: not true after 60s: %v", what, err)
+}
+
+// newJob is a suspended Job handed to MultiKueue, as the webhook leaves a
+// Job of a LocalQueue whose ClusterQueue has a MultiKueue check.
+func newJob(ns, name string, parallelism int32, cpu string) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{jobframework.QueueNameLabel: "lq"}},
+		Spec: batchv1.JobSpec{
+			Parallelism: ptr.To(parallelism), Completions: ptr.To(parallelism), Suspend: ptr.To(true),
+			ManagedBy: ptr.To(jobframework.MultiKueueManagedBy),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "c", Image: "busybox",
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}},
+			}},
+		},
+	}
+}
+
+// setRemoteStatus plays worker1's Job controller.
+func setRemoteStatus(t *testing.T, key client.ObjectKey, change func(*batchv1.JobStatus)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var j batchv1.Job
+		if err := worker1.Client.Get(context.Background(), key, &j); err != nil {
+			return err
+		}
+		change(&j.Status)
+		return worker1.Client.Status().Update(context.Background(), &j)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitCheck(t *testing.T, name, reason string) {
+	t.Helper()
+	eventually(t, "check "+name+" reason "+reason, func() error {
+		var ac kueue.AdmissionCheck
+		get(t, manager, client.ObjectKey{Name: name}, &ac)
+		c := meta.FindStatusCondition(ac.Status.Conditions, kueue.AdmissionCheckActive)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != reason {
+			return fmt.Errorf("Active condition %+v", c)
+		}
+		return nil
+	})
+}
+
+func waitCluster(t *testing.T, name string, status metav1.ConditionStatus, reason string) {
+	t.Helper()
+	eventually(t, "cluster "+name+" reason "+reason, func() error {
+		var mkc kueue.MultiKueueCluster
+		get(t, manager, client.ObjectKey{Name: name}, &mkc)
+		c := meta.FindStatusCondition(mkc.Status.Conditions, kueue.MultiKueueClusterActive)
+		if c == nil || c.Status != status || c.Reason != reason {
+			return fmt.Errorf("Active condition %+v", c)
+		}
+		return nil
+	})
+}

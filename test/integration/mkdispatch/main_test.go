@@ -1,0 +1,40 @@
+// Package mkdispatch holds integration tests of MultiKueue: three real
+// API servers (a manager cluster and two workers), Kuota's manager in
+// the test process for the manager cluster and for a worker. There is no
+// Job controller, so the tests play its part in the worker.
+package mkdispatch
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kuota-dev/kuota/test/integration/framework"
+)
+
+var manager, worker1, worker2 *framework.Env
+
+func TestMain(m *testing.M) {
+	ctrllog.SetLogger(logr.Discard())
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	for _, e := range []**framework.Env{&manager, &worker1, &worker2} {
+		env, err := framework.Start()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "integration: "+err.Error())
+			return 1
+		}
+		*e = env
+		defer func() {
+			if err := env.Stop(); err != nil {
+				fmt.Fprintln(os.Stderr, "integration: stopping control plane: "+err.Error())
+			}
+		}()
+	}
+	return m.Run()
+}
