@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -112,12 +113,11 @@ func (rs *Remotes) dial(name string, kubeconfig []byte, cfg *rest.Config) (*remo
 }
 
 // watch sends the manager workload each change of a kind names.
-func (rs *Remotes) watch(ctx context.Context, c ctrlcache.Cache, obj client.Object, workload func(client.Object) string, log interface {
-	Error(error, string, ...any)
-}) {
+func (rs *Remotes) watch(ctx context.Context, c ctrlcache.Cache, obj client.Object, workload func(client.Object) string, log logr.Logger) {
 	inf, err := c.GetInformer(ctx, obj, ctrlcache.BlockUntilSynced(false))
 	if err != nil {
-		log.Error(err, "cannot watch a kind in the worker cluster", "kind", fmt.Sprintf("%T", obj))
+		// A kind the worker does not serve has no jobs there to watch.
+		log.V(1).Info("not watching a kind in the worker cluster", "kind", fmt.Sprintf("%T", obj), "reason", err.Error())
 		return
 	}
 	send := func(o any) {

@@ -60,6 +60,18 @@ type source interface {
 	active() int32
 	// kind describes the kind.
 	kind() *kindInfo
+	// managedBy is the run policy's managedBy field.
+	managedBy() **string
+	// wrap reads another object of the same kind.
+	wrap(obj client.Object) source
+	// copyStatus copies from's status (an object of the same kind); it
+	// reports whether anything changed.
+	copyStatus(from client.Object) bool
+	// clearStatus empties the status.
+	clearStatus()
+	// clearRun zeroes the active pod counts and the start time; it
+	// reports whether anything changed.
+	clearRun() bool
 }
 
 // kindInfo is what differs between the kinds besides where the fields are.

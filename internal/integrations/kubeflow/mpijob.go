@@ -90,3 +90,29 @@ func (s mpiSource) active() int32 {
 	}
 	return n
 }
+
+func (s mpiSource) managedBy() **string { return &s.job.Spec.RunPolicy.ManagedBy }
+
+func (s mpiSource) wrap(obj client.Object) source { return mpiSource{obj.(*mpi.MPIJob)} }
+
+func (s mpiSource) copyStatus(from client.Object) bool {
+	src, ok := from.(*mpi.MPIJob)
+	if !ok {
+		return false
+	}
+	return copyJobStatus(&s.job.Status, src.Status.DeepCopy())
+}
+
+func (s mpiSource) clearStatus() { s.job.Status = mpi.JobStatus{} }
+
+func (s mpiSource) clearRun() bool {
+	st := &s.job.Status
+	changed := st.StartTime != nil
+	st.StartTime = nil
+	for _, rs := range st.ReplicaStatuses {
+		if rs != nil && rs.Active != 0 {
+			rs.Active, changed = 0, true
+		}
+	}
+	return changed
+}

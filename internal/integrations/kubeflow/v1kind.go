@@ -2,6 +2,7 @@ package kubeflow
 
 import (
 	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -90,3 +91,38 @@ func (s v1Source[T, P]) active() int32 {
 
 // one is the training operator's default replica count.
 func one(string) int32 { return 1 }
+
+func (s v1Source[T, P]) managedBy() **string { return &s.k.runPolicy(s.obj).ManagedBy }
+
+func (s v1Source[T, P]) wrap(obj client.Object) source { return v1Source[T, P]{k: s.k, obj: obj.(P)} }
+
+func (s v1Source[T, P]) copyStatus(from client.Object) bool {
+	src, ok := from.(P)
+	if !ok {
+		return false
+	}
+	return copyJobStatus(s.k.status(s.obj), s.k.status(src).DeepCopy())
+}
+
+func (s v1Source[T, P]) clearStatus() { *s.k.status(s.obj) = kftraining.JobStatus{} }
+
+func (s v1Source[T, P]) clearRun() bool {
+	st := s.k.status(s.obj)
+	changed := st.StartTime != nil
+	st.StartTime = nil
+	for _, rs := range st.ReplicaStatuses {
+		if rs != nil && rs.Active != 0 {
+			rs.Active, changed = 0, true
+		}
+	}
+	return changed
+}
+
+// copyJobStatus copies src into dst; it reports whether they differed.
+func copyJobStatus[S any](dst, src *S) bool {
+	if equality.Semantic.DeepEqual(*dst, *src) {
+		return false
+	}
+	*dst = *src
+	return true
+}

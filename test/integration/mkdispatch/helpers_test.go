@@ -16,14 +16,19 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/integrations/batchjob"
+	"github.com/kuota-dev/kuota/internal/integrations/jobset"
 	"github.com/kuota-dev/kuota/internal/jobframework"
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
 func startManager(t *testing.T, e *framework.Env) {
 	t.Helper()
-	cfg, err := framework.ManagerConfig()
+	cfg, err := framework.ManagerConfig(func(c *configapi.Configuration) {
+		c.Integrations = &configapi.Integrations{Frameworks: []string{batchjob.Integration.Name, jobset.FrameworkName}}
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

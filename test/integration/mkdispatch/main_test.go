@@ -1,17 +1,19 @@
 // Package mkdispatch holds integration tests of MultiKueue: three real
 // API servers (a manager cluster and two workers), Kuota's manager in
 // the test process for the manager cluster and for a worker. There is no
-// Job controller, so the tests play its part in the worker.
+// Job or JobSet controller, so the tests play their part in the worker.
 package mkdispatch
 
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/kuota-dev/kuota/internal/paths"
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
@@ -23,8 +25,14 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	dir, err := paths.ModuleDir("sigs.k8s.io/jobset")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration: "+err.Error())
+		return 1
+	}
+	jobSetCRDs := filepath.Join(dir, "config", "components", "crd", "bases")
 	for _, e := range []**framework.Env{&manager, &worker1, &worker2} {
-		env, err := framework.Start()
+		env, err := framework.StartWithCRDs(jobSetCRDs)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "integration: "+err.Error())
 			return 1

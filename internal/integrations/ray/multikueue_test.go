@@ -1,0 +1,45 @@
+package ray
+
+import (
+	"testing"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kuota-dev/kuota/internal/jobframework"
+)
+
+// Worker copies are suspended, without managedBy, status or UID; the
+// worker's status is mirrored, and cleared once it is gone.
+func TestRemoteRayJobAndCluster(t *testing.T) {
+	job := newRayJob()
+	job.UID, job.Spec.ManagedBy, job.Spec.Suspend = "uid", ptr.To(jobframework.MultiKueueManagedBy), false
+	running := job.DeepCopy()
+	running.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusRunning
+	cluster := newRayCluster()
+	cluster.UID, cluster.Spec.ManagedBy = "uid", ptr.To(jobframework.MultiKueueManagedBy)
+	ready := cluster.DeepCopy()
+	ready.Status.State = rayv1.Ready
+	for name, tc := range map[string]struct {
+		j      jobframework.JobWithRemote
+		remote jobframework.JobWithRemote
+		wrap   func(o any) jobframework.JobWithRemote
+	}{
+		"RayJob": {&RayJob{job}, &RayJob{running}, func(o any) jobframework.JobWithRemote { return &RayJob{o.(*rayv1.RayJob)} }},
+		"RayCluster": {&RayCluster{cluster}, &RayCluster{ready},
+			func(o any) jobframework.JobWithRemote { return &RayCluster{o.(*rayv1.RayCluster)} }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cp := tc.wrap(tc.j.RemoteCopy())
+			if cp.ManagedBy() != nil || !cp.IsSuspended() || cp.Object().GetUID() != "" || cp.IsActive() {
+				t.Errorf("worker copy %+v", cp.Object())
+			}
+			if !tc.j.SyncStatus(tc.remote.Object()) || !tc.j.IsActive() || tc.j.SyncStatus(tc.remote.Object()) {
+				t.Errorf("status not mirrored once")
+			}
+			if !tc.j.ClearStatus() || tc.j.IsActive() || tc.j.ClearStatus() {
+				t.Errorf("status not cleared once")
+			}
+		})
+	}
+}
