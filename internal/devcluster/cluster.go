@@ -72,20 +72,20 @@ func Up(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	k := kwokctl{path: tools.Kwokctl, env: KwokctlEnv(os.Environ(), o, tools.Kubectl), log: o.Log}
-	action, err := ensureRunning(ctx, o, tools, k)
+	action, cfg, cs, err := runReady(ctx, o, tools, k)
+	if err != nil && action == ActionCreated {
+		// A cluster just created whose API server never answered (seen
+		// once on a loaded machine): delete it and create it once more.
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, "%v\ndeleting the cluster and creating it again\n", err)
+		}
+		if derr := Down(ctx, o); derr != nil {
+			return Result{}, fmt.Errorf("%w; deleting it: %v", err, derr)
+		}
+		action, cfg, cs, err = runReady(ctx, o, tools, k)
+	}
 	if err != nil {
 		return Result{}, err
-	}
-	cfg, err := restConfig(o.KubeconfigPath())
-	if err != nil {
-		return Result{}, err
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return Result{}, fmt.Errorf("client for cluster %q: %w", o.Name, err)
-	}
-	if err := waitReady(ctx, cs, readyTimeout); err != nil {
-		return Result{}, fmt.Errorf("cluster %q (%s): %w", o.Name, cfg.Host, err)
 	}
 	nodes, err := reconcileNodes(ctx, cs, o.DesiredNodes())
 	if err != nil {
@@ -99,6 +99,42 @@ func Up(ctx context.Context, o Options) (Result, error) {
 		Nodes:      nodes,
 		Elapsed:    time.Since(start),
 	}, nil
+}
+
+// runReady makes sure the cluster runs and waits until its API server is
+// ready. An API server that does not get ready has its log's tail in the
+// error.
+func runReady(ctx context.Context, o Options, tools Tools, k kwokctl) (Action, *rest.Config, *kubernetes.Clientset, error) {
+	action, err := ensureRunning(ctx, o, tools, k)
+	if err != nil {
+		return action, nil, nil, err
+	}
+	cfg, err := restConfig(o.KubeconfigPath())
+	if err != nil {
+		return action, nil, nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return action, nil, nil, fmt.Errorf("client for cluster %q: %w", o.Name, err)
+	}
+	if err := waitReady(ctx, cs, readyTimeout); err != nil {
+		return action, nil, nil, fmt.Errorf("cluster %q (%s): %w%s", o.Name, cfg.Host, err, apiServerLogTail(o))
+	}
+	return action, cfg, cs, nil
+}
+
+// apiServerLogTail is the end of the cluster's kube-apiserver log, as a
+// suffix for an error ("" when there is none).
+func apiServerLogTail(o Options) string {
+	data, err := os.ReadFile(filepath.Join(o.clusterDir(), "logs", "kube-apiserver.log"))
+	if err != nil || len(data) == 0 {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > outputTailLines {
+		lines = lines[len(lines)-outputTailLines:]
+	}
+	return "\nkube-apiserver log (last lines):\n" + strings.Join(lines, "\n")
 }
 
 // Down deletes the cluster and all its files. A cluster that does not exist

@@ -42,7 +42,7 @@ func TestDemoRunsToTheEnd(t *testing.T) {
 		Drain:      2 * time.Minute,
 		Out:        &out,
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	err = demo.Run(ctx, o)
 	t.Logf("demo output:\n%s", out.String())
