@@ -26,9 +26,7 @@ import (
 
 func startManager(t *testing.T, e *framework.Env) {
 	t.Helper()
-	cfg, err := framework.ManagerConfig(func(c *configapi.Configuration) {
-		c.Integrations = &configapi.Integrations{Frameworks: []string{batchjob.Integration.Name, jobset.FrameworkName}}
-	})
+	cfg, err := managerConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +39,14 @@ func startManager(t *testing.T, e *framework.Env) {
 			t.Errorf("stopping manager: %v", err)
 		}
 	})
+}
+
+// managerConfig is the test configuration with the batch/v1 Job and
+// JobSet integrations.
+func managerConfig(mutate ...func(*configapi.Configuration)) (*configapi.Configuration, error) {
+	return framework.ManagerConfig(append([]func(*configapi.Configuration){func(c *configapi.Configuration) {
+		c.Integrations = &configapi.Integrations{Frameworks: []string{batchjob.Integration.Name, jobset.FrameworkName}}
+	}}, mutate...)...)
 }
 
 func create(t *testing.T, e *framework.Env, objs ...client.Object) {
@@ -100,17 +106,21 @@ func newJob(ns, name string, parallelism int32, cpu string) *batchv1.Job {
 // setRemoteStatus plays worker1's Job controller.
 func setRemoteStatus(t *testing.T, key client.ObjectKey, change func(*batchv1.JobStatus)) {
 	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	if err := setJobStatus(worker1, key, change); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setJobStatus plays a cluster's Job controller.
+func setJobStatus(e *framework.Env, key client.ObjectKey, change func(*batchv1.JobStatus)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var j batchv1.Job
-		if err := worker1.Client.Get(context.Background(), key, &j); err != nil {
+		if err := e.Client.Get(context.Background(), key, &j); err != nil {
 			return err
 		}
 		change(&j.Status)
-		return worker1.Client.Status().Update(context.Background(), &j)
+		return e.Client.Status().Update(context.Background(), &j)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 func waitCheck(t *testing.T, name, reason string) {
