@@ -25,6 +25,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/controller/workloads"
 	"github.com/kuota-dev/kuota/internal/feed"
 	"github.com/kuota-dev/kuota/internal/metrics"
+	mkdecide "github.com/kuota-dev/kuota/internal/multikueue"
 	"github.com/kuota-dev/kuota/internal/report"
 	"github.com/kuota-dev/kuota/internal/scheduler"
 	"github.com/kuota-dev/kuota/internal/settings"
@@ -171,6 +172,31 @@ func setupMultiKueue(mgr ctrl.Manager, cfg *configapi.Configuration, writer *app
 		if mk.WorkerLostTimeout != nil {
 			o.WorkerLostTimeout = mk.WorkerLostTimeout.Duration
 		}
+		o.Dispatch = dispatch(mk, cfg.FeatureGates)
 	}
 	return multicluster.Setup(mgr, writer, enabled, o)
+}
+
+// incrementalRound is how often the incremental dispatcher nominates more
+// worker clusters (Kueue's fixed five minutes).
+const incrementalRound = 5 * time.Minute
+
+// dispatch reads the dispatcher from the MultiKueue settings: all at
+// once (the default), incremental in rounds of stepSize (3 by default;
+// the MultiKueueIncrementalDispatcherConfig gate off keeps 3), or any
+// other name: an external dispatcher nominates.
+func dispatch(mk *configapi.MultiKueue, gates map[string]bool) mkdecide.Dispatch {
+	switch name := ptr.Deref(mk.DispatcherName, configapi.MultiKueueDispatcherModeAllAtOnce); name {
+	case configapi.MultiKueueDispatcherModeAllAtOnce, "":
+		return mkdecide.Dispatch{}
+	case configapi.MultiKueueDispatcherModeIncremental:
+		step := int(configapi.DefaultIncrementalDispatcherStepSize)
+		if on, set := gates["MultiKueueIncrementalDispatcherConfig"]; (!set || on) && mk.IncrementalDispatcherConfig != nil {
+			step = int(ptr.Deref(mk.IncrementalDispatcherConfig.StepSize, int32(step)))
+		}
+		on, set := gates["MultiKueueIncrementalDispatcherRespectConfigOrder"]
+		return mkdecide.Dispatch{Incremental: true, Step: step, Round: incrementalRound, Alphabetical: set && !on}
+	default:
+		return mkdecide.Dispatch{External: true}
+	}
 }

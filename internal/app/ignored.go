@@ -22,6 +22,14 @@ func ignoredSettings(cfg *configapi.Configuration) []string {
 			}
 		}
 	}
+	if mk := cfg.MultiKueue; mk != nil {
+		if len(mk.ExternalFrameworks) > 0 {
+			out = append(out, "multiKueue.externalFrameworks (MultiKueue runs the built-in kinds only)")
+		}
+		if mk.ClusterProfile != nil {
+			out = append(out, "multiKueue.clusterProfile (MultiKueueClusters connect through kubeconfigs only)")
+		}
+	}
 	return out
 }
 

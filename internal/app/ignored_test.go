@@ -21,8 +21,9 @@ func TestIgnoredSettings(t *testing.T) {
 				Sources: []configapi.DeviceClassSourceConfig{{Counter: &configapi.DeviceClassCounterSource{}}}}}},
 	}
 	cfg.Metrics.CustomLabels = []configapi.ControllerMetricsCustomLabel{{Name: "team"}}
+	cfg.MultiKueue = &configapi.MultiKueue{ExternalFrameworks: []configapi.MultiKueueExternalFramework{{Name: "Foo.v1.example.com"}}}
 	got := strings.Join(ignoredSettings(cfg), "\n")
-	for _, want := range []string{"metrics.customLabels", "resources.deviceClassMappings[].sources (devices of mig"} {
+	for _, want := range []string{"metrics.customLabels", "resources.deviceClassMappings[].sources (devices of mig", "multiKueue.externalFrameworks"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("%s is not reported: %s", want, got)
 		}

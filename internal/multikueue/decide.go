@@ -46,7 +46,26 @@ type Input struct {
 	// WorkerLostTimeout is how long a workload waits for its lost worker
 	// before it is evicted and queued again.
 	WorkerLostTimeout time.Duration
-	Now               time.Time
+	// Dispatch says which clusters get copies; the zero value copies to
+	// all at once.
+	Dispatch Dispatch
+	Now      time.Time
+}
+
+// Dispatch is how copies are spread over the workers.
+type Dispatch struct {
+	// Incremental nominates Step clusters more (in the config's order)
+	// every Round since the workload reserved quota, instead of all at
+	// once.
+	Incremental bool
+	Step        int
+	Round       time.Duration
+	// Alphabetical makes the incremental dispatcher take the clusters in
+	// alphabetical order rather than the config's.
+	Alphabetical bool
+	// External leaves the nominations to another controller: copies go
+	// to the nominated clusters only.
+	External bool
 }
 
 // Decision is what to do for one workload.
@@ -112,25 +131,72 @@ func Decide(in Input) Decision {
 		d.State = newState(st, kueue.CheckStateReady, fmt.Sprintf("The workload got reservation on %q", c), in.Now)
 		return d
 	}
-	for _, c := range in.Clusters {
+	targets, after := nominees(in)
+	d.After = after
+	for _, c := range targets {
 		if in.Remotes[c].Workload == nil {
 			d.CreateWorkload = append(d.CreateWorkload, c)
 		}
 	}
-	if !slices.Equal(wl.Status.NominatedClusterNames, in.Clusters) {
-		d.Nominate = slices.Clone(in.Clusters)
+	if !in.Dispatch.External && !slices.Equal(wl.Status.NominatedClusterNames, targets) {
+		d.Nominate = slices.Clone(targets)
 		if d.Nominate == nil {
 			d.Nominate = []string{}
 		}
 	}
-	msg := fmt.Sprintf("Waiting for a reservation in one of the worker clusters %v", in.Clusters)
-	if len(in.Clusters) == 0 {
+	msg := fmt.Sprintf("Waiting for a reservation in one of the worker clusters %v", targets)
+	switch {
+	case len(in.Clusters) == 0:
 		msg = "No worker cluster is connected"
+	case len(targets) == 0 && in.Dispatch.External:
+		msg = "Waiting for the dispatcher to nominate worker clusters"
 	}
 	if st.Message != msg {
 		d.State = newState(st, kueue.CheckStatePending, msg, in.Now)
 	}
 	return d
+}
+
+// nominees are the connected clusters that get copies now, in the
+// config's order, and when more are due (0: none).
+func nominees(in Input) ([]string, time.Duration) {
+	nominated := in.Workload.Status.NominatedClusterNames
+	switch {
+	case in.Dispatch.External:
+		var out []string
+		for _, c := range in.Clusters {
+			if slices.Contains(nominated, c) {
+				out = append(out, c)
+			}
+		}
+		return out, 0
+	case !in.Dispatch.Incremental || in.Dispatch.Step <= 0 || in.Dispatch.Round <= 0:
+		return in.Clusters, 0
+	}
+	since := in.Now.Sub(reservedAt(in.Workload))
+	rounds := 1 + int(max(since, 0)/in.Dispatch.Round)
+	n := min(len(in.Clusters), rounds*in.Dispatch.Step)
+	order := in.Clusters
+	if in.Dispatch.Alphabetical {
+		order = slices.Sorted(slices.Values(in.Clusters))
+	}
+	var out []string
+	for i, c := range order {
+		if i < n || slices.Contains(nominated, c) {
+			out = append(out, c)
+		}
+	}
+	if n == len(in.Clusters) {
+		return out, 0
+	}
+	return out, time.Duration(rounds)*in.Dispatch.Round - since
+}
+
+func reservedAt(wl *kueue.Workload) time.Time {
+	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil {
+		return c.LastTransitionTime.Time
+	}
+	return time.Time{}
 }
 
 // decidePlaced keeps a workload on the worker it was given to.

@@ -155,3 +155,46 @@ func TestCheckActivity(t *testing.T) {
 		t.Errorf("wrong parameters kind: %+v", got)
 	}
 }
+
+// The incremental dispatcher nominates Step clusters more every Round
+// since the reservation, in the config's order; an external one leaves
+// the nominations to its controller.
+func TestDispatchModes(t *testing.T) {
+	wl := workload(kueue.CheckStatePending)
+	wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue,
+		LastTransitionTime: metav1.NewTime(now.Add(-6 * time.Minute))}}
+	clusters := []string{"a", "b", "c", "d", "e"}
+	remotes := map[string]Remote{}
+	in := Input{Workload: wl, Check: "mk", Clusters: clusters, Remotes: remotes, Now: now,
+		Dispatch: Dispatch{Incremental: true, Step: 2, Round: 5 * time.Minute}}
+	d := Decide(in)
+	if !slices.Equal(d.CreateWorkload, []string{"a", "b", "c", "d"}) || !slices.Equal(d.Nominate, []string{"a", "b", "c", "d"}) || d.After != 4*time.Minute {
+		t.Errorf("second round: %+v", d)
+	}
+	in.Now = now.Add(5 * time.Minute)
+	if d := Decide(in); len(d.CreateWorkload) != 5 || d.After != 0 {
+		t.Errorf("third round: %+v", d)
+	}
+
+	ext := wl.DeepCopy()
+	ext.Status.NominatedClusterNames = []string{"c", "x"}
+	d = Decide(Input{Workload: ext, Check: "mk", Clusters: clusters, Remotes: remotes, Now: now, Dispatch: Dispatch{External: true}})
+	if !slices.Equal(d.CreateWorkload, []string{"c"}) || d.Nominate != nil {
+		t.Errorf("external: %+v", d)
+	}
+	ext.Status.NominatedClusterNames = nil
+	d = Decide(Input{Workload: ext, Check: "mk", Clusters: clusters, Remotes: remotes, Now: now, Dispatch: Dispatch{External: true}})
+	if len(d.CreateWorkload) != 0 || d.State == nil || d.State.Message != "Waiting for the dispatcher to nominate worker clusters" {
+		t.Errorf("external without nominations: %+v", d)
+	}
+}
+
+func TestIncrementalDispatchAlphabetical(t *testing.T) {
+	wl := workload(kueue.CheckStatePending, kueue.WorkloadQuotaReserved)
+	wl.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now)
+	d := Decide(Input{Workload: wl, Check: "mk", Clusters: []string{"z", "b", "a"}, Remotes: map[string]Remote{}, Now: now,
+		Dispatch: Dispatch{Incremental: true, Step: 2, Round: 5 * time.Minute, Alphabetical: true}})
+	if !slices.Equal(d.Nominate, []string{"a", "b"}) {
+		t.Errorf("alphabetical first round: %+v", d)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kuota-dev/kuota/internal/apply"
 	"github.com/kuota-dev/kuota/internal/jobframework"
+	"github.com/kuota-dev/kuota/internal/multikueue"
 )
 
 // Options configure MultiKueue in the manager.
@@ -21,6 +22,7 @@ type Options struct {
 	WorkerLostTimeout time.Duration
 	// CheckPaths keeps Path kubeconfigs inside KubeConfigDir.
 	CheckPaths bool
+	Dispatch   multikueue.Dispatch
 }
 
 // Setup registers MultiKueue's controllers for the enabled job kinds that
@@ -47,7 +49,7 @@ func Setup(mgr ctrl.Manager, writer *apply.Writer, enabled []jobframework.Integr
 			Namespace: o.Namespace, CheckPaths: o.CheckPaths},
 		&WorkloadReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Writer: writer,
 			Recorder: mgr.GetEventRecorderFor("kueue-multikueue-controller"), Remotes: remotes, Kinds: kinds,
-			WorkerLostTimeout: o.WorkerLostTimeout},
+			WorkerLostTimeout: o.WorkerLostTimeout, Dispatch: o.Dispatch},
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {

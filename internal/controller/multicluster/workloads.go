@@ -48,6 +48,7 @@ type WorkloadReconciler struct {
 	// Kinds are the job kinds MultiKueue runs, by GVK.
 	Kinds             map[schema.GroupVersionKind]jobframework.Integration
 	WorkerLostTimeout time.Duration
+	Dispatch          multikueue.Dispatch
 }
 
 // SetupWithManager registers the reconciler: Workloads with checks, and
@@ -91,7 +92,7 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, err
 	}
 	in := multikueue.Input{Workload: &wl, Check: check, Clusters: multikueue.Usable(cfg, active),
-		Remotes: map[string]multikueue.Remote{}, WorkerLostTimeout: r.WorkerLostTimeout, Now: time.Now()}
+		Remotes: map[string]multikueue.Remote{}, WorkerLostTimeout: r.WorkerLostTimeout, Dispatch: r.Dispatch, Now: time.Now()}
 	if wl.Status.ClusterName != nil {
 		in.LostSince = r.Remotes.LostSince(*wl.Status.ClusterName)
 	}
