@@ -163,7 +163,8 @@ func setupMultiKueue(mgr ctrl.Manager, cfg *configapi.Configuration, writer *app
 	}
 	mk := cfg.MultiKueue
 	o := multicluster.Options{Namespace: ptr.Deref(cfg.Namespace, configapi.DefaultNamespace),
-		Origin: configapi.DefaultMultiKueueOrigin, WorkerLostTimeout: configapi.DefaultMultiKueueWorkerLostTimeout, CheckPaths: true}
+		Origin: configapi.DefaultMultiKueueOrigin, WorkerLostTimeout: configapi.DefaultMultiKueueWorkerLostTimeout, CheckPaths: true,
+		GCInterval: configapi.DefaultMultiKueueGCInterval}
 	if on, set := cfg.FeatureGates["MultiKueueKubeConfigPathValidation"]; set && !on {
 		o.CheckPaths = false
 	}
@@ -173,6 +174,9 @@ func setupMultiKueue(mgr ctrl.Manager, cfg *configapi.Configuration, writer *app
 			o.WorkerLostTimeout = mk.WorkerLostTimeout.Duration
 		}
 		o.Dispatch = dispatch(mk, cfg.FeatureGates)
+		if mk.GCInterval != nil {
+			o.GCInterval = mk.GCInterval.Duration
+		}
 	}
 	return multicluster.Setup(mgr, writer, enabled, o)
 }

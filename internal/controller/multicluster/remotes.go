@@ -49,9 +49,11 @@ type Remotes struct {
 type remote struct {
 	kubeconfig []byte
 	client     client.Client
-	stop       context.CancelFunc
-	active     bool
-	lostSince  time.Time
+	// cache holds what this manager created in the worker.
+	cache     ctrlcache.Cache
+	stop      context.CancelFunc
+	active    bool
+	lostSince time.Time
 }
 
 // NewRemotes returns an empty set of connections.
@@ -109,7 +111,7 @@ func (rs *Remotes) dial(name string, kubeconfig []byte, cfg *rest.Config) (*remo
 			log.Error(err, "watching the worker cluster")
 		}
 	}()
-	return &remote{kubeconfig: kubeconfig, client: cl, stop: cancel, active: false}, nil
+	return &remote{kubeconfig: kubeconfig, client: cl, cache: c, stop: cancel, active: false}, nil
 }
 
 // watch sends the manager workload each change of a kind names.
@@ -207,4 +209,53 @@ func (rs *Remotes) Start(ctx context.Context) error {
 		delete(rs.clusters, name)
 	}
 	return nil
+}
+
+// Sweep sends every Workload copy this manager has in its connected
+// workers to the workload reconciler, which deletes those whose
+// manager Workload is gone: a garbage collection for deletions it missed.
+func (rs *Remotes) Sweep(ctx context.Context) {
+	rs.mu.RLock()
+	var caches []ctrlcache.Cache
+	for _, r := range rs.clusters {
+		if r.active {
+			caches = append(caches, r.cache)
+		}
+	}
+	rs.mu.RUnlock()
+	for _, c := range caches {
+		var list kueue.WorkloadList
+		if err := c.List(ctx, &list); err != nil {
+			continue
+		}
+		for i := range list.Items {
+			wl := &kueue.Workload{}
+			wl.Namespace, wl.Name = list.Items[i].Namespace, list.Items[i].Name
+			select {
+			case rs.Events <- event.GenericEvent{Object: wl}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// Collector sweeps the workers every Interval.
+type Collector struct {
+	Remotes  *Remotes
+	Interval time.Duration
+}
+
+// Start sweeps until the manager stops.
+func (g Collector) Start(ctx context.Context) error {
+	t := time.NewTicker(g.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			g.Remotes.Sweep(ctx)
+		}
+	}
 }

@@ -23,6 +23,9 @@ type Options struct {
 	// CheckPaths keeps Path kubeconfigs inside KubeConfigDir.
 	CheckPaths bool
 	Dispatch   multikueue.Dispatch
+	// GCInterval is how often the workers are swept for copies whose
+	// manager Workload is gone; 0 turns the sweep off.
+	GCInterval time.Duration
 }
 
 // Setup registers MultiKueue's controllers for the enabled job kinds that
@@ -42,6 +45,11 @@ func Setup(mgr ctrl.Manager, writer *apply.Writer, enabled []jobframework.Integr
 	remotes := NewRemotes(mgr.GetScheme(), o.Origin, objs)
 	if err := mgr.Add(remotes); err != nil {
 		return fmt.Errorf("adding the MultiKueue connections: %w", err)
+	}
+	if o.GCInterval > 0 {
+		if err := mgr.Add(Collector{Remotes: remotes, Interval: o.GCInterval}); err != nil {
+			return fmt.Errorf("adding the MultiKueue garbage collector: %w", err)
+		}
 	}
 	reconcilers := []interface{ SetupWithManager(ctrl.Manager) error }{
 		&CheckReconciler{Client: mgr.GetClient()},

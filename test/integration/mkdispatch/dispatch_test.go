@@ -236,3 +236,32 @@ func queueObjects(ns, check string) []client.Object {
 	return []client.Object{&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: ns + "-f"}}, cq,
 		&kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lq"}, Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(ns + "-cq")}}}
 }
+
+// A copy in a worker whose Workload is gone from the manager is deleted;
+// a Workload there that this manager did not create is left alone.
+func TestOrphanCopiesAreDeleted(t *testing.T) {
+	ns := setup(t)
+	orphan := func(name string, labels map[string]string) *kueue.Workload {
+		return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+			Spec: kueue.WorkloadSpec{QueueName: "lq", PodSets: []kueue.PodSet{{Name: kueue.DefaultPodSetName, Count: 1,
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}}}
+	}
+	mine := orphan("left-behind", map[string]string{kueue.MultiKueueOriginLabel: "multikueue"})
+	theirs := orphan("someone-elses", nil)
+	create(t, worker1, mine, theirs)
+	startManager(t, manager)
+	eventually(t, "the orphan copy is deleted", func() error {
+		var rw kueue.Workload
+		err := worker1.Client.Get(context.Background(), client.ObjectKeyFromObject(mine), &rw)
+		if apierrors.IsNotFound(err) || (err == nil && !rw.DeletionTimestamp.IsZero()) {
+			return nil
+		}
+		return fmt.Errorf("still there (%v)", err)
+	})
+	var rw kueue.Workload
+	get(t, worker1, client.ObjectKeyFromObject(theirs), &rw)
+	if !rw.DeletionTimestamp.IsZero() {
+		t.Errorf("a Workload this manager did not create is being deleted")
+	}
+}
