@@ -29,8 +29,6 @@ import (
 	"github.com/kuota-dev/kuota/internal/multikueue"
 )
 
-// +kubebuilder:rbac:groups=batch,resources=jobs/status,verbs=get;update;patch
-
 // stopWait is how often a workload that gave its quota back is looked at
 // until its job in the manager is suspended.
 const stopWait = time.Second

@@ -9,6 +9,8 @@ import (
 	"github.com/kuota-dev/kuota/internal/jobframework"
 )
 
+// +kubebuilder:rbac:groups=workload.codeflare.dev,resources=appwrappers/status,verbs=get;update;patch
+
 var _ jobframework.JobWithRemote = (*AppWrapper)(nil)
 
 // ManagedBy returns spec.managedBy.

@@ -12,6 +12,8 @@ import (
 	"github.com/kuota-dev/kuota/internal/jobframework"
 )
 
+// +kubebuilder:rbac:groups=batch,resources=jobs/status,verbs=get;update;patch
+
 var _ jobframework.JobWithRemote = (*Job)(nil)
 
 // ManagedBy returns spec.managedBy.

@@ -12,6 +12,8 @@ import (
 	"github.com/kuota-dev/kuota/internal/jobframework"
 )
 
+// +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets/status,verbs=get;update;patch
+
 var _ jobframework.JobWithRemote = (*JobSet)(nil)
 
 // ManagedBy returns spec.managedBy.

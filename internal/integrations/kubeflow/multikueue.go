@@ -7,6 +7,8 @@ import (
 	"github.com/kuota-dev/kuota/internal/jobframework"
 )
 
+// +kubebuilder:rbac:groups=kubeflow.org,resources=pytorchjobs/status;tfjobs/status;xgboostjobs/status;paddlejobs/status;jaxjobs/status;mpijobs/status,verbs=get;update;patch
+
 var _ jobframework.JobWithRemote = (*Job)(nil)
 
 // ManagedBy returns spec.runPolicy.managedBy.

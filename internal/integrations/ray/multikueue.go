@@ -9,6 +9,8 @@ import (
 	"github.com/kuota-dev/kuota/internal/jobframework"
 )
 
+// +kubebuilder:rbac:groups=ray.io,resources=rayjobs/status;rayclusters/status,verbs=get;update;patch
+
 var (
 	_ jobframework.JobWithRemote = (*RayJob)(nil)
 	_ jobframework.JobWithRemote = (*RayCluster)(nil)
