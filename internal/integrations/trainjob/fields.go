@@ -20,6 +20,8 @@ import (
 // Field paths of a TrainJob.
 var (
 	suspendPath          = []string{"spec", "suspend"}
+	managedByPath        = []string{"spec", "managedBy"}
+	statusPath           = []string{"status"}
 	runtimeRefNamePath   = []string{"spec", "runtimeRef", "name"}
 	runtimeRefKindPath   = []string{"spec", "runtimeRef", "kind"}
 	runtimeRefGroupPath  = []string{"spec", "runtimeRef", "apiGroup"}

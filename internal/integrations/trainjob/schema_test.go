@@ -71,6 +71,8 @@ func TestFieldPathsExistInTheTrainerCRDs(t *testing.T) {
 		typ  string
 	}{
 		{suspendPath, "boolean"},
+		{managedByPath, "string"},
+		{statusPath, "object"},
 		{runtimeRefNamePath, "string"},
 		{runtimeRefKindPath, "string"},
 		{runtimeRefGroupPath, "string"},
