@@ -108,7 +108,7 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		in.Remotes[name], remoteJobs[name] = rem, obj
 	}
 	d := multikueue.Decide(in)
-	if job == nil && d.State == nil && (len(d.CreateWorkload) > 0 || d.ClusterName != nil) {
+	if job == nil && (len(d.CreateWorkload) > 0 || d.CreateJob != "" || d.ClusterName != nil) {
 		d = multikueue.Decision{State: rejection(&wl, check)}
 	}
 	res, err := r.act(ctx, &wl, job, clients, remoteJobs, d)

@@ -3,6 +3,7 @@ package mkdispatch
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -263,5 +264,32 @@ func TestOrphanCopiesAreDeleted(t *testing.T) {
 	get(t, worker1, client.ObjectKeyFromObject(theirs), &rw)
 	if !rw.DeletionTimestamp.IsZero() {
 		t.Errorf("a Workload this manager did not create is being deleted")
+	}
+}
+
+// A Workload of no job kind MultiKueue runs (here, one created alone) is
+// rejected by the check, saying why, and nothing is copied to the workers.
+func TestWorkloadWithoutAJobIsRejected(t *testing.T) {
+	ns := setup(t)
+	startManager(t, manager)
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "alone"},
+		Spec: kueue.WorkloadSpec{QueueName: "lq", PodSets: []kueue.PodSet{{Name: kueue.DefaultPodSetName, Count: 1,
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "c", Image: "busybox",
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}}}}}}
+	create(t, manager, wl)
+	eventually(t, "the check rejects the workload", func() error {
+		var got kueue.Workload
+		get(t, manager, client.ObjectKeyFromObject(wl), &got)
+		for _, st := range got.Status.AdmissionChecks {
+			if st.State == kueue.CheckStateRejected && strings.Contains(st.Message, "does not belong to a job") {
+				return nil
+			}
+		}
+		return fmt.Errorf("checks %+v", got.Status.AdmissionChecks)
+	})
+	var rw kueue.Workload
+	if err := worker1.Client.Get(context.Background(), client.ObjectKeyFromObject(wl), &rw); !apierrors.IsNotFound(err) {
+		t.Errorf("copied to a worker (%v)", err)
 	}
 }
