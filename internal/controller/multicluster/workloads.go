@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -58,6 +59,7 @@ func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return ok && (len(wl.Status.AdmissionChecks) > 0 || wl.Status.ClusterName != nil)
 		}))).
 		WatchesRawSource(source.Channel(r.Remotes.Events, &handler.EnqueueRequestForObject{})).
+		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: 5}).
 		Complete(r)
 }
 
