@@ -86,11 +86,12 @@ func (c *Cache) DeleteCohort(name kueue.CohortReference) {
 	c.notify()
 }
 
-// SetAdmissionCheck records whether an AdmissionCheck is active.
-func (c *Cache) SetAdmissionCheck(name kueue.AdmissionCheckReference, active bool) {
+// SetAdmissionCheck records whether an AdmissionCheck is active, and its
+// controllerName.
+func (c *Cache) SetAdmissionCheck(name kueue.AdmissionCheckReference, active bool, controller string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.state.SetAdmissionCheck(name, active)
+	c.state.SetAdmissionCheck(name, active, controller)
 	c.queues.UnparkAll()
 	c.notify()
 }

@@ -126,7 +126,7 @@ func checks(c *cache.Cache) kind[*kueue.AdmissionCheck] {
 				c.DeleteAdmissionCheck(kueue.AdmissionCheckReference(ac.Name))
 				return
 			}
-			c.SetAdmissionCheck(kueue.AdmissionCheckReference(ac.Name), checkActive(ac))
+			c.SetAdmissionCheck(kueue.AdmissionCheckReference(ac.Name), checkActive(ac), ac.Spec.ControllerName)
 		},
 		del: func(ac *kueue.AdmissionCheck) { c.DeleteAdmissionCheck(kueue.AdmissionCheckReference(ac.Name)) },
 	}

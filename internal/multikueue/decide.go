@@ -18,7 +18,7 @@ import (
 )
 
 // ControllerName is the controllerName of MultiKueue checks.
-const ControllerName = "kueue.x-k8s.io/multikueue"
+const ControllerName = kueue.MultiKueueControllerName
 
 // Remote is what a worker cluster holds of one workload.
 type Remote struct {

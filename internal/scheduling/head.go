@@ -343,7 +343,7 @@ func (c *cycle) holdUnreclaimable(cur *cursor, asg *flavors.Assignment) resource
 func (c *cycle) admitHead(cur *cursor) {
 	w := cur.items[cur.pos]
 	asg := cur.asg
-	if msg, ok := c.placeTopology(w, &asg); !ok {
+	if msg, ok := c.placeTopologyOf(cur.cq, w, &asg); !ok {
 		if c.preemptForTopology(cur, w, asg, msg) {
 			return
 		}

@@ -44,6 +44,16 @@ func (c *cycle) placeTopology(w *workload.Info, asg *flavors.Assignment) (string
 	return "", true
 }
 
+// placeTopologyOf is placeTopology, except for a ClusterQueue that
+// defers topology (MultiKueue): the worker cluster that runs the workload
+// places its pods, and its TAS flavors count quota only here.
+func (c *cycle) placeTopologyOf(cq *state.ClusterQueue, w *workload.Info, asg *flavors.Assignment) (string, bool) {
+	if c.snap.DefersTopology(cq) {
+		return "", true
+	}
+	return c.placeTopology(w, asg)
+}
+
 // placedUse is a placement made earlier in the cycle.
 type placedUse struct {
 	flavor     kueue.ResourceFlavorReference

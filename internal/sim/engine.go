@@ -142,7 +142,7 @@ func LoadSetup(c *cache.Cache, s *Setup) error {
 		c.SetCohort(state.NewCohort(co))
 	}
 	for name, active := range s.AdmissionChecks {
-		c.SetAdmissionCheck(name, active)
+		c.SetAdmissionCheck(name, active, s.CheckControllers[name])
 	}
 	namespaces := map[string]bool{}
 	for _, lq := range s.LocalQueues {

@@ -25,6 +25,10 @@ type Setup struct {
 	// is active (a ClusterQueue naming a missing or inactive one admits
 	// nothing).
 	AdmissionChecks map[kueue.AdmissionCheckReference]bool
+	// CheckControllers are the checks' controllerNames, where known (a
+	// MultiKueue check's ClusterQueue leaves topology placement to the
+	// worker clusters).
+	CheckControllers map[kueue.AdmissionCheckReference]string
 	// Topologies and Nodes are the cluster of topology-aware flavors
 	// (flavors naming a Topology): their PodSets are placed on the nodes,
 	// whose capacity admitted workloads' topology assignments take, and

@@ -59,6 +59,7 @@ type Snapshot struct {
 	TopologyBases map[kueue.ResourceFlavorReference]*tas.Tree
 	TopologyUsers []*Admitted
 	checks        map[kueue.AdmissionCheckReference]bool
+	controllers   map[kueue.AdmissionCheckReference]string
 	inactive      map[kueue.ClusterQueueReference]Inactive
 	byQueue       admittedView
 	admitted      int
@@ -81,6 +82,11 @@ const (
 	InactiveTerminating            = "Terminating"
 	InactiveFinalizerPending       = "FinalizerPending"
 	InactiveTopologyNotFound       = "TopologyNotFound"
+	// A ClusterQueue may have one MultiKueue check, for all its flavors,
+	// and no ProvisioningRequest check with it.
+	InactiveMultipleMultiKueue     = "MultipleMultiKueueAdmissionChecks"
+	InactiveMultiKueuePerFlavor    = "MultiKueueAdmissionCheckAppliedPerFlavor"
+	InactiveMultiKueueProvisioning = "MultiKueueWithProvisioningRequest"
 )
 
 // ClusterQueueInactive returns why the ClusterQueue cannot admit, or false
@@ -91,8 +97,8 @@ func (s *Snapshot) ClusterQueueInactive(name kueue.ClusterQueueReference) (Inact
 }
 
 func computeInactive(queues map[kueue.ClusterQueueReference]*ClusterQueue, flavors map[kueue.ResourceFlavorReference]*Flavor,
-	checks map[kueue.AdmissionCheckReference]bool, topologies map[kueue.TopologyReference][]string,
-	tree *hierarchy.Tree) map[kueue.ClusterQueueReference]Inactive {
+	checks map[kueue.AdmissionCheckReference]bool, controllers map[kueue.AdmissionCheckReference]string,
+	topologies map[kueue.TopologyReference][]string, tree *hierarchy.Tree) map[kueue.ClusterQueueReference]Inactive {
 	out := map[kueue.ClusterQueueReference]Inactive{}
 	for name, cq := range queues {
 		var reasons, messages []string
@@ -134,6 +140,9 @@ func computeInactive(queues map[kueue.ClusterQueueReference]*ClusterQueue, flavo
 			case !active:
 				add(InactiveAdmissionCheckInactive, fmt.Sprintf("AdmissionCheck %s is not active", ac.Name))
 			}
+		}
+		if reason, msg := multiKueueMisuse(cq, controllers); reason != "" {
+			add(reason, msg)
 		}
 		if n := tree.ClusterQueue(name); n != nil && !n.Active() {
 			add(InactiveCohortCycle, "the Cohort "+string(cq.Cohort)+" is part of a cycle of parents")
@@ -179,4 +188,42 @@ func compareKeys(a, b *Admitted) int {
 		return c
 	}
 	return strings.Compare(a.Key.Name, b.Key.Name)
+}
+
+// DefersTopology says whether a ClusterQueue leaves the topology placement
+// of its workloads to another cluster: one of its checks does (MultiKueue,
+// whose worker places the pods where they run). Its TAS flavors then count
+// quota only.
+func (s *Snapshot) DefersTopology(cq *ClusterQueue) bool {
+	for _, ac := range cq.AdmissionChecks {
+		if s.controllers[ac.Name] == kueue.MultiKueueControllerName {
+			return true
+		}
+	}
+	return false
+}
+
+// multiKueueMisuse says what is wrong with how a ClusterQueue uses
+// MultiKueue checks ("" when nothing is).
+func multiKueueMisuse(cq *ClusterQueue, controllers map[kueue.AdmissionCheckReference]string) (string, string) {
+	var mk []string
+	provisioning, perFlavor := false, false
+	for _, ac := range cq.AdmissionChecks {
+		switch controllers[ac.Name] {
+		case kueue.MultiKueueControllerName:
+			mk = append(mk, string(ac.Name))
+			perFlavor = perFlavor || len(ac.OnFlavors) > 0
+		case kueue.ProvisioningRequestControllerName:
+			provisioning = true
+		}
+	}
+	switch {
+	case len(mk) > 1:
+		return InactiveMultipleMultiKueue, "a ClusterQueue may have one MultiKueue admission check, it has " + strings.Join(mk, ", ")
+	case len(mk) == 1 && perFlavor:
+		return InactiveMultiKueuePerFlavor, "the MultiKueue admission check " + mk[0] + " cannot be limited to some flavors (onFlavors)"
+	case len(mk) == 1 && provisioning:
+		return InactiveMultiKueueProvisioning, "the MultiKueue admission check " + mk[0] + " cannot be combined with a ProvisioningRequest check"
+	}
+	return "", ""
 }

@@ -67,12 +67,14 @@ func (a *Admitted) SmallestUsage() resources.FlavorResourceQuantities {
 // queues whose workloads changed, and why queues are inactive is computed
 // again only after a change of queues, cohorts, flavors or checks.
 type State struct {
-	flavors    cowMap[kueue.ResourceFlavorReference, *Flavor]
-	queues     cowMap[kueue.ClusterQueueReference, *ClusterQueue]
-	cohorts    cowMap[kueue.CohortReference, *Cohort]
-	checks     cowMap[kueue.AdmissionCheckReference, bool]
-	namespaces cowMap[string, labels.Set]
-	admitted   map[types.NamespacedName]*Admitted
+	flavors cowMap[kueue.ResourceFlavorReference, *Flavor]
+	queues  cowMap[kueue.ClusterQueueReference, *ClusterQueue]
+	cohorts cowMap[kueue.CohortReference, *Cohort]
+	checks  cowMap[kueue.AdmissionCheckReference, bool]
+	// controllers holds the checks' controllerNames.
+	controllers cowMap[kueue.AdmissionCheckReference, string]
+	namespaces  cowMap[string, labels.Set]
+	admitted    map[types.NamespacedName]*Admitted
 	// byQueue indexes admitted workloads by ClusterQueue.
 	byQueue map[kueue.ClusterQueueReference]map[types.NamespacedName]*Admitted
 	// sorted holds each ClusterQueue's admitted workloads sorted by key,
@@ -93,17 +95,18 @@ type State struct {
 // New returns an empty state.
 func New() *State {
 	return &State{
-		flavors:    newCowMap[kueue.ResourceFlavorReference, *Flavor](),
-		queues:     newCowMap[kueue.ClusterQueueReference, *ClusterQueue](),
-		cohorts:    newCowMap[kueue.CohortReference, *Cohort](),
-		checks:     newCowMap[kueue.AdmissionCheckReference, bool](),
-		namespaces: newCowMap[string, labels.Set](),
-		admitted:   map[types.NamespacedName]*Admitted{},
-		byQueue:    map[kueue.ClusterQueueReference]map[types.NamespacedName]*Admitted{},
-		unsorted:   map[kueue.ClusterQueueReference]struct{}{},
-		gone:       map[kueue.ClusterQueueReference]bool{},
-		tree:       hierarchy.New(),
-		tas:        newTASState(),
+		flavors:     newCowMap[kueue.ResourceFlavorReference, *Flavor](),
+		queues:      newCowMap[kueue.ClusterQueueReference, *ClusterQueue](),
+		cohorts:     newCowMap[kueue.CohortReference, *Cohort](),
+		checks:      newCowMap[kueue.AdmissionCheckReference, bool](),
+		controllers: newCowMap[kueue.AdmissionCheckReference, string](),
+		namespaces:  newCowMap[string, labels.Set](),
+		admitted:    map[types.NamespacedName]*Admitted{},
+		byQueue:     map[kueue.ClusterQueueReference]map[types.NamespacedName]*Admitted{},
+		unsorted:    map[kueue.ClusterQueueReference]struct{}{},
+		gone:        map[kueue.ClusterQueueReference]bool{},
+		tree:        hierarchy.New(),
+		tas:         newTASState(),
 	}
 }
 
@@ -172,15 +175,20 @@ func (s *State) DeleteCohort(name kueue.CohortReference) {
 	s.tree.DeleteCohort(name)
 }
 
-// SetAdmissionCheck records whether an AdmissionCheck exists and is active.
-func (s *State) SetAdmissionCheck(name kueue.AdmissionCheckReference, active bool) {
+// SetAdmissionCheck records whether an AdmissionCheck exists and is
+// active, and its controllerName.
+func (s *State) SetAdmissionCheck(name kueue.AdmissionCheckReference, active bool, controller string) {
 	s.checks.set(name, active)
+	if s.controllers.m[name] != controller {
+		s.controllers.set(name, controller)
+	}
 	s.inactive = nil
 }
 
 // DeleteAdmissionCheck forgets an AdmissionCheck.
 func (s *State) DeleteAdmissionCheck(name kueue.AdmissionCheckReference) {
 	s.checks.del(name)
+	s.controllers.del(name)
 	s.inactive = nil
 }
 
@@ -323,11 +331,12 @@ func (s *State) Snapshot() *Snapshot {
 		Flavors:        s.flavors.share(),
 		Namespaces:     s.namespaces.share(),
 		checks:         s.checks.share(),
+		controllers:    s.controllers.share(),
 		inactive:       s.inactiveReasons(),
 		byQueue:        s.sorted.share(),
 		admitted:       len(s.admitted),
 		Specs: s.flavors.version + s.queues.version + s.cohorts.version + s.checks.version +
-			s.namespaces.version,
+			s.controllers.version + s.namespaces.version,
 	}
 }
 
@@ -342,7 +351,7 @@ func (s *State) ClusterQueueInactive(name kueue.ClusterQueueReference) (Inactive
 // after a change.
 func (s *State) inactiveReasons() map[kueue.ClusterQueueReference]Inactive {
 	if s.inactive == nil {
-		s.inactive = computeInactive(s.queues.m, s.flavors.m, s.checks.m, s.tas.topologies, s.tree)
+		s.inactive = computeInactive(s.queues.m, s.flavors.m, s.checks.m, s.controllers.m, s.tas.topologies, s.tree)
 	}
 	return s.inactive
 }

@@ -38,6 +38,10 @@ func setupOf(st *State) *sim.Setup {
 	for i := range st.AdmissionChecks {
 		ac := &st.AdmissionChecks[i]
 		s.AdmissionChecks[kueue.AdmissionCheckReference(ac.Name)] = checkActive(ac)
+		if s.CheckControllers == nil {
+			s.CheckControllers = map[kueue.AdmissionCheckReference]string{}
+		}
+		s.CheckControllers[kueue.AdmissionCheckReference(ac.Name)] = ac.Spec.ControllerName
 	}
 	return s
 }

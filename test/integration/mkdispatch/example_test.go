@@ -33,16 +33,14 @@ import (
 // in the manager when it completes there.
 func TestKueueMultiKueueExample(t *testing.T) {
 	ctx := context.Background()
-	var setup []*unstructured.Unstructured
-	for _, e := range testutil.KueueExamples(t, kueue.GroupVersion.Group, func(string) bool { return true }) {
-		if e.File == "multikueue/multikueue-setup.yaml" {
-			setup = append(setup, e.Obj)
-		}
-	}
+	setup := exampleObjects(t, "multikueue/multikueue-setup.yaml")
 	if len(setup) != 6 {
 		t.Fatalf("the example has %d kueue.x-k8s.io objects, want 6", len(setup))
 	}
+	purge(t, manager, setup...)
+	purge(t, worker2, setup...)
 	ensureNamespace(t, manager, "kueue-system")
+	_ = manager.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kueue-system", Name: "worker1-secret"}})
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kueue-system", Name: "worker1-secret"},
 		Data: map[string][]byte{kueue.MultiKueueKubeConfigSecretKey: worker2.KubeConfig()}}
 	create(t, manager, secret)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +22,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/integrations/batchjob"
 	"github.com/kuota-dev/kuota/internal/integrations/jobset"
 	"github.com/kuota-dev/kuota/internal/jobframework"
+	"github.com/kuota-dev/kuota/internal/testutil"
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
@@ -147,4 +149,54 @@ func waitCluster(t *testing.T, name string, status metav1.ConditionStatus, reaso
 		}
 		return nil
 	})
+}
+
+// purge deletes the objects named like objs (their finalizers dropped) and
+// waits until they are gone, so that example tests, which share Kueue's
+// fixed names, start clean whatever ran before.
+func purge(t *testing.T, e *framework.Env, objs ...*unstructured.Unstructured) {
+	t.Helper()
+	ctx := context.Background()
+	for _, o := range objs {
+		cur := &unstructured.Unstructured{}
+		cur.SetGroupVersionKind(o.GroupVersionKind())
+		key := client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetName()}
+		if err := e.Client.Get(ctx, key, cur); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			t.Fatal(err)
+		}
+		if len(cur.GetFinalizers()) > 0 {
+			cur.SetFinalizers(nil)
+			if err := e.Client.Update(ctx, cur); client.IgnoreNotFound(err) != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.Client.Delete(ctx, cur); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the leftover "+o.GetKind()+" "+o.GetName()+" is gone", func() error {
+			if err := e.Client.Get(ctx, key, cur); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("still there (%v)", err)
+			}
+			return nil
+		})
+	}
+}
+
+// exampleObjects returns the kueue.x-k8s.io objects of one of Kueue's
+// example files.
+func exampleObjects(t *testing.T, file string) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	for _, e := range testutil.KueueExamples(t, kueue.GroupVersion.Group, func(string) bool { return true }) {
+		if e.File == file {
+			out = append(out, e.Obj)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no kueue.x-k8s.io objects in %s", file)
+	}
+	return out
 }
