@@ -94,6 +94,9 @@ type Decision struct {
 	// Stopping says the workload gave its quota back (and is not
 	// finished): its job in the manager is to be stopped.
 	Stopping bool
+	// Topology holds, per PodSet whose topology request waits, the
+	// worker's assignment to copy into the manager's admission.
+	Topology map[kueue.PodSetReference]*kueue.TopologyAssignment
 }
 
 // Decide decides for one workload with a MultiKueue check.
@@ -125,6 +128,7 @@ func Decide(in Input) Decision {
 		}
 		d.ClusterName = &c
 		d.Delete = withObjects(in.Remotes, c)
+		d.Topology = workerTopology(wl, r.Workload)
 		if !r.Job {
 			d.CreateJob = c
 		}
@@ -220,6 +224,7 @@ func decidePlaced(in Input, st *kueue.AdmissionCheckState, cluster string) Decis
 		d.State = newState(st, kueue.CheckStateRetry, fmt.Sprintf("The workload's copy in worker cluster %q is gone", cluster), in.Now)
 		return d
 	}
+	d.Topology = workerTopology(in.Workload, r.Workload)
 	if r.Job {
 		d.SyncFrom = cluster
 	} else if !finished(r.Workload) {
@@ -229,6 +234,30 @@ func decidePlaced(in Input, st *kueue.AdmissionCheckState, cluster string) Decis
 		d.State = newState(st, kueue.CheckStateReady, fmt.Sprintf("The workload got reservation on %q", cluster), in.Now)
 	}
 	return d
+}
+
+// workerTopology returns the worker's topology assignments of the
+// manager's PodSets whose topology request waits (nil when none can be
+// copied yet).
+func workerTopology(wl, remote *kueue.Workload) map[kueue.PodSetReference]*kueue.TopologyAssignment {
+	if wl.Status.Admission == nil || remote.Status.Admission == nil {
+		return nil
+	}
+	var out map[kueue.PodSetReference]*kueue.TopologyAssignment
+	for _, psa := range wl.Status.Admission.PodSetAssignments {
+		if psa.DelayedTopologyRequest == nil || *psa.DelayedTopologyRequest != kueue.DelayedTopologyRequestStatePending {
+			continue
+		}
+		for _, rpsa := range remote.Status.Admission.PodSetAssignments {
+			if rpsa.Name == psa.Name && rpsa.TopologyAssignment != nil {
+				if out == nil {
+					out = map[kueue.PodSetReference]*kueue.TopologyAssignment{}
+				}
+				out[psa.Name] = rpsa.TopologyAssignment.DeepCopy()
+			}
+		}
+	}
+	return out
 }
 
 // withObjects lists the clusters, other than keep, holding a copy or a job.

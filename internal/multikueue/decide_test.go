@@ -198,3 +198,23 @@ func TestIncrementalDispatchAlphabetical(t *testing.T) {
 		t.Errorf("alphabetical first round: %+v", d)
 	}
 }
+
+// A manager PodSet whose topology request waits takes the worker's
+// assignment once the worker has one.
+func TestWorkerTopologyIsCopied(t *testing.T) {
+	wl := workload(kueue.CheckStatePending, kueue.WorkloadQuotaReserved)
+	wl.Status.Admission = &kueue.Admission{PodSetAssignments: []kueue.PodSetAssignment{
+		{Name: "main", DelayedTopologyRequest: ptr.To(kueue.DelayedTopologyRequestStatePending)}, {Name: "other"}}}
+	ta := &kueue.TopologyAssignment{Levels: []string{"kubernetes.io/hostname"}}
+	remote := reservedCopy()
+	remote.Status.Admission = &kueue.Admission{PodSetAssignments: []kueue.PodSetAssignment{
+		{Name: "main", TopologyAssignment: ta}, {Name: "other", TopologyAssignment: ta}}}
+	d := Decide(Input{Workload: wl, Check: "mk", Clusters: []string{"w1"}, Remotes: map[string]Remote{"w1": {Workload: remote}}, Now: now})
+	if len(d.Topology) != 1 || d.Topology["main"] == nil || ptr.Deref(d.ClusterName, "") != "w1" {
+		t.Errorf("decision %+v", d)
+	}
+	remote.Status.Admission = nil
+	if d := Decide(Input{Workload: wl, Check: "mk", Clusters: []string{"w1"}, Remotes: map[string]Remote{"w1": {Workload: remote}}, Now: now}); d.Topology != nil {
+		t.Errorf("copied from a worker without an assignment: %+v", d.Topology)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/resources"
@@ -303,6 +304,9 @@ func AdmissionOf(cq kueue.ClusterQueueReference, asg *flavors.Assignment) *kueue
 		}
 		if ps.Topology != nil {
 			psa.TopologyAssignment = ps.Topology.DeepCopy()
+		}
+		if ps.DelayedTopology {
+			psa.DelayedTopologyRequest = ptr.To(kueue.DelayedTopologyRequestStatePending)
 		}
 		for r, f := range ps.Flavors {
 			psa.Flavors[r] = f

@@ -46,12 +46,23 @@ func (c *cycle) placeTopology(w *workload.Info, asg *flavors.Assignment) (string
 
 // placeTopologyOf is placeTopology, except for a ClusterQueue that
 // defers topology (MultiKueue): the worker cluster that runs the workload
-// places its pods, and its TAS flavors count quota only here.
+// places its pods, and its TAS flavors count quota only here; their
+// PodSets are marked delayed.
 func (c *cycle) placeTopologyOf(cq *state.ClusterQueue, w *workload.Info, asg *flavors.Assignment) (string, bool) {
-	if c.snap.DefersTopology(cq) {
-		return "", true
+	if !c.snap.DefersTopology(cq) {
+		return c.placeTopology(w, asg)
 	}
-	return c.placeTopology(w, asg)
+	cloned := false
+	for i := range asg.PodSets {
+		if _, ok := topologyFlavor(c, &asg.PodSets[i]); !ok {
+			continue
+		}
+		if !cloned {
+			asg.PodSets, cloned = slices.Clone(asg.PodSets), true
+		}
+		asg.PodSets[i].DelayedTopology = true
+	}
+	return "", true
 }
 
 // placedUse is a placement made earlier in the cycle.

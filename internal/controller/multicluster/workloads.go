@@ -387,6 +387,15 @@ func (r *WorkloadReconciler) writeStatus(ctx context.Context, wl *kueue.Workload
 			st.NominatedClusterNames = nil
 		}
 	}
+	if adm := st.Admission; adm != nil && len(d.Topology) > 0 {
+		for i := range adm.PodSetAssignments {
+			if ta, ok := d.Topology[adm.PodSetAssignments[i].Name]; ok {
+				adm.PodSetAssignments[i].TopologyAssignment = ta
+				adm.PodSetAssignments[i].DelayedTopologyRequest = ptr.To(kueue.DelayedTopologyRequestStateReady)
+				changed = true
+			}
+		}
+	}
 	if d.State != nil {
 		for i := range st.AdmissionChecks {
 			if st.AdmissionChecks[i].Name == d.State.Name {

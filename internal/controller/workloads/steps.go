@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -194,7 +195,14 @@ func (r *Reconciler) syncChecks(ctx context.Context, wl *kueue.Workload, applyin
 		allReady = allReady && st.AdmissionChecks[i].State == kueue.CheckStateReady
 	}
 	admitting := allReady && !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted)
-	if admitting {
+	switch {
+	case admitting && delayedTopology(wl):
+		// A MultiKueue worker places the pods; the admission waits for
+		// its placement.
+		changed = apply.SetCondition(&st.Conditions, kueue.WorkloadAdmitted, metav1.ConditionFalse, kueue.WorkloadReasonPendingDelayedTopology,
+			"Waiting for the topology assignment of the worker cluster", wl.Generation, r.now()) || changed
+		admitting = false
+	case admitting:
 		changed = apply.SetCondition(&st.Conditions, kueue.WorkloadAdmitted, metav1.ConditionTrue, kueue.WorkloadReasonAdmitted,
 			"The workload is admitted", wl.Generation, r.now()) || changed
 	}
@@ -252,4 +260,18 @@ func (r *Reconciler) deleteJob(ctx context.Context, wl *kueue.Workload) error {
 	}
 	r.Recorder.Eventf(wl, corev1.EventTypeNormal, "DeletedJob", "Deleted %s %s: the workload was deactivated by Kuota and its retention passed", owner.Kind, owner.Name)
 	return nil
+}
+
+// delayedTopology says whether a PodSet of the admission waits for its
+// topology assignment.
+func delayedTopology(wl *kueue.Workload) bool {
+	if wl.Status.Admission == nil {
+		return false
+	}
+	for _, psa := range wl.Status.Admission.PodSetAssignments {
+		if ptr.Deref(psa.DelayedTopologyRequest, "") == kueue.DelayedTopologyRequestStatePending {
+			return true
+		}
+	}
+	return false
 }

@@ -99,6 +99,9 @@ type PodSetAssignment struct {
 	// Topology places the pods in topology domains when the flavor is a
 	// TAS flavor (set by the scheduling core at admission).
 	Topology *kueue.TopologyAssignment
+	// DelayedTopology says the pods of this TAS PodSet are placed later,
+	// elsewhere (by the MultiKueue worker that runs the workload).
+	DelayedTopology bool
 }
 
 // Assignment is the outcome for a workload.

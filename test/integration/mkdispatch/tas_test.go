@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,10 +24,10 @@ import (
 
 // Kueue's MultiKueue-with-TAS example (multikueue/tas): the manager's
 // ClusterQueue has a TAS flavor but the manager has no such nodes; the
-// worker has them. The manager reserves quota without placing pods, and
-// the worker places them: Kueue's sample TAS Job (hostname required) is
-// admitted in the manager without a topology assignment and in the worker
-// with one.
+// worker has them. The manager reserves quota without placing pods
+// (delayedTopologyRequest Pending), the worker places them, and the
+// manager's admission takes the worker's placement (Ready) before it is
+// admitted: Kueue's sample TAS Job (hostname required) runs in the worker.
 func TestKueueMultiKueueTASExample(t *testing.T) {
 	ctx := context.Background()
 	managerSetup := exampleObjects(t, "multikueue/tas/manager-setup.yaml")
@@ -91,14 +92,21 @@ func TestKueueMultiKueueTASExample(t *testing.T) {
 		}
 		return nil
 	})
-	var wl kueue.Workload
-	get(t, manager, wlKey, &wl)
-	if !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) || ptr.Deref(wl.Status.ClusterName, "") != "worker1" {
-		t.Fatalf("manager workload: clusterName %v conditions %v", wl.Status.ClusterName, wl.Status.Conditions)
-	}
-	if ta := wl.Status.Admission.PodSetAssignments[0].TopologyAssignment; ta != nil {
-		t.Errorf("the manager placed pods on nodes it does not have: %+v", ta)
-	}
+	var rw kueue.Workload
+	get(t, worker1, wlKey, &rw)
+	eventually(t, "the manager's admission carries the worker's placement", func() error {
+		var wl kueue.Workload
+		get(t, manager, wlKey, &wl)
+		if !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) || ptr.Deref(wl.Status.ClusterName, "") != "worker1" {
+			return fmt.Errorf("clusterName %v conditions %v", wl.Status.ClusterName, wl.Status.Conditions)
+		}
+		psa := wl.Status.Admission.PodSetAssignments[0]
+		if ptr.Deref(psa.DelayedTopologyRequest, "") != kueue.DelayedTopologyRequestStateReady ||
+			!equality.Semantic.DeepEqual(psa.TopologyAssignment, rw.Status.Admission.PodSetAssignments[0].TopologyAssignment) {
+			return fmt.Errorf("delayed %v topology %+v", psa.DelayedTopologyRequest, psa.TopologyAssignment)
+		}
+		return nil
+	})
 }
 
 // tasNode creates a Ready, untainted node of the example's TAS node group
