@@ -3,17 +3,19 @@ package ray
 import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kuota-dev/kuota/internal/jobframework"
 )
 
-// +kubebuilder:rbac:groups=ray.io,resources=rayjobs/status;rayclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ray.io,resources=rayjobs/status;rayclusters/status;rayservices/status,verbs=get;update;patch
 
 var (
 	_ jobframework.JobWithRemote = (*RayJob)(nil)
 	_ jobframework.JobWithRemote = (*RayCluster)(nil)
+	_ jobframework.JobWithRemote = (*RayService)(nil)
 )
 
 // ManagedBy returns spec.managedBy.
@@ -81,4 +83,34 @@ func (c *RayCluster) ClearStatus() bool {
 	}
 	c.cluster.Status = rayv1.RayClusterStatus{}
 	return true
+}
+
+// ManagedBy returns spec.managedBy.
+func (s *RayService) ManagedBy() *string { return s.svc.Spec.ManagedBy }
+
+// SetManagedBy sets spec.managedBy.
+func (s *RayService) SetManagedBy(v *string) { s.svc.Spec.ManagedBy = v }
+
+// RemoteCopy returns the RayService to create in a worker: its cluster
+// suspended, without managedBy or status.
+func (s *RayService) RemoteCopy() client.Object {
+	cp := jobframework.WorkerCopy(s.svc).(*rayv1.RayService)
+	cp.Spec.ManagedBy, cp.Spec.RayClusterSpec.Suspend, cp.Status = nil, ptr.To(true), rayv1.RayServiceStatuses{}
+	return cp
+}
+
+// SyncStatus copies the worker RayService's status.
+func (s *RayService) SyncStatus(remote client.Object) bool {
+	r, ok := remote.(*rayv1.RayService)
+	if !ok || equality.Semantic.DeepEqual(s.svc.Status, r.Status) {
+		return false
+	}
+	s.svc.Status = *r.Status.DeepCopy()
+	return true
+}
+
+// ClearStatus drops the Ready condition of a service the worker no longer
+// runs.
+func (s *RayService) ClearStatus() bool {
+	return meta.RemoveStatusCondition(&s.svc.Status.Conditions, string(rayv1.RayServiceReady))
 }

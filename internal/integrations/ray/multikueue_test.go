@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/kuota-dev/kuota/internal/jobframework"
@@ -20,6 +22,10 @@ func TestRemoteRayJobAndCluster(t *testing.T) {
 	cluster.UID, cluster.Spec.ManagedBy = "uid", ptr.To(jobframework.MultiKueueManagedBy)
 	ready := cluster.DeepCopy()
 	ready.Status.State = rayv1.Ready
+	svc := newRayService()
+	svc.UID, svc.Spec.ManagedBy = "uid", ptr.To(jobframework.MultiKueueManagedBy)
+	serving := svc.DeepCopy()
+	meta.SetStatusCondition(&serving.Status.Conditions, metav1.Condition{Type: string(rayv1.RayServiceReady), Status: metav1.ConditionTrue, Reason: "r"})
 	for name, tc := range map[string]struct {
 		j      jobframework.JobWithRemote
 		remote jobframework.JobWithRemote
@@ -28,6 +34,8 @@ func TestRemoteRayJobAndCluster(t *testing.T) {
 		"RayJob": {&RayJob{job}, &RayJob{running}, func(o any) jobframework.JobWithRemote { return &RayJob{o.(*rayv1.RayJob)} }},
 		"RayCluster": {&RayCluster{cluster}, &RayCluster{ready},
 			func(o any) jobframework.JobWithRemote { return &RayCluster{o.(*rayv1.RayCluster)} }},
+		"RayService": {&RayService{svc}, &RayService{serving},
+			func(o any) jobframework.JobWithRemote { return &RayService{o.(*rayv1.RayService)} }},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cp := tc.wrap(tc.j.RemoteCopy())
