@@ -178,6 +178,16 @@ func (r *Reconciler) reconcileJob(ctx context.Context, job Job) (ctrl.Result, er
 		return ctrl.Result{}, nil
 	}
 	if job.IsSuspended() {
+		msg, err := resized(job, wl)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if msg != "" && wl.Labels[JobUIDLabel] != "" {
+			// The Workload no longer describes the job (or is a stale copy
+			// of one being replaced): starting the job from it would undo
+			// the job's change.
+			return ctrl.Result{}, r.resize(ctx, job, wl, msg)
+		}
 		return ctrl.Result{}, r.start(ctx, job, wl)
 	}
 	return ctrl.Result{}, r.syncRunning(ctx, job, wl)

@@ -124,6 +124,24 @@ func outgrown(job Job, wl *kueue.Workload) (string, error) {
 	return "", nil
 }
 
+// resized says which PodSet of a job has a pod count other than its
+// Workload's spec ("" when none).
+func resized(job Job, wl *kueue.Workload) (string, error) {
+	podSets, err := job.PodSets()
+	if err != nil {
+		return "", err
+	}
+	for _, want := range wl.Spec.PodSets {
+		for _, ps := range podSets {
+			if ps.Name == want.Name && ps.Count != want.Count {
+				return fmt.Sprintf("PodSet %s has %d pods, its Workload %d: the job is queued again at its new size",
+					ps.Name, ps.Count, want.Count), nil
+			}
+		}
+	}
+	return "", nil
+}
+
 // resize stops a job that grew beyond its admission and deletes its
 // Workload: once the job's pods are gone the Workload releases its quota
 // (stop), and a new one of the new size is created and queued.
