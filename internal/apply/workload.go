@@ -112,13 +112,16 @@ func countEviction(st *kueue.WorkloadStatus, reason string, cause kueue.Eviction
 }
 
 // ClearReservation returns the status of a workload whose quota is given
-// back after an eviction: no admission, QuotaReserved=False, Admitted=False,
+// back after an eviction: no admission (nor MultiKueue placement),
+// QuotaReserved=False, Admitted=False,
 // and Requeued saying whether it is back in its queue (True) or set aside
 // (False), with the eviction reason. requeueState is kept as given.
 func ClearReservation(wl *kueue.Workload, requeued bool, reason, message string, now metav1.Time) *kueue.WorkloadStatus {
 	st := AdmissionStatus(wl)
 	gen := wl.Generation
 	st.Admission = nil
+	// A MultiKueue placement ends with the reservation.
+	st.ClusterName, st.NominatedClusterNames = nil, nil
 	SetCondition(&st.Conditions, kueue.WorkloadQuotaReserved, metav1.ConditionFalse, kueue.WorkloadReasonPending,
 		"The workload has no reservation", gen, now)
 	SetCondition(&st.Conditions, kueue.WorkloadAdmitted, metav1.ConditionFalse, kueue.WorkloadReasonNoReservation,

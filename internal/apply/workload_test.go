@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 )
@@ -40,6 +41,11 @@ func TestLosingTheAdmissionResetsPodsReady(t *testing.T) {
 	st := ClearReservation(admittedWith(), true, kueue.WorkloadEvictedByPreemption, "preempted", now)
 	if c := meta.FindStatusCondition(st.Conditions, kueue.WorkloadPodsReady); c != nil {
 		t.Errorf("PodsReady = %+v, want none added where waitForPodsReady never wrote it", c)
+	}
+	placed := admittedWith()
+	placed.Status.ClusterName = ptr.To("worker1")
+	if st := ClearReservation(placed, true, kueue.WorkloadEvictedByAdmissionCheck, "retry", now); st.ClusterName != nil {
+		t.Errorf("clusterName %q kept after the reservation was cleared; a MultiKueue placement ends with it", *st.ClusterName)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 )
@@ -207,7 +208,8 @@ func reservedAt(wl *kueue.Workload) time.Time {
 func decidePlaced(in Input, st *kueue.AdmissionCheckState, cluster string) Decision {
 	var d Decision
 	d.Delete = withObjects(in.Remotes, cluster)
-	if !slices.Contains(in.Clusters, cluster) {
+	r, connected := in.Remotes[cluster]
+	if !connected {
 		if in.LostSince.IsZero() {
 			return d
 		}
@@ -219,9 +221,15 @@ func decidePlaced(in Input, st *kueue.AdmissionCheckState, cluster string) Decis
 		d.State = newState(st, kueue.CheckStateRetry, fmt.Sprintf("The connection to worker cluster %q was lost for more than %s", cluster, in.WorkerLostTimeout), in.Now)
 		return d
 	}
-	r := in.Remotes[cluster]
 	if r.Workload == nil {
 		d.State = newState(st, kueue.CheckStateRetry, fmt.Sprintf("The workload's copy in worker cluster %q is gone", cluster), in.Now)
+		return d
+	}
+	if why := evictedIn(r.Workload); why != "" {
+		// The worker took its quota back (preemption, a stopped queue, a
+		// deactivation there): the manager gives its own back too and
+		// dispatches again, so Admitted here means running there.
+		d.State = newState(st, kueue.CheckStateRetry, fmt.Sprintf("The workload was evicted in worker cluster %q: %s", cluster, why), in.Now)
 		return d
 	}
 	d.Topology = workerTopology(in.Workload, r.Workload)
@@ -234,6 +242,21 @@ func decidePlaced(in Input, st *kueue.AdmissionCheckState, cluster string) Decis
 		d.State = newState(st, kueue.CheckStateReady, fmt.Sprintf("The workload got reservation on %q", cluster), in.Now)
 	}
 	return d
+}
+
+// evictedIn says why a worker's copy no longer holds its reservation
+// ("" while it does, or when it finished).
+func evictedIn(remote *kueue.Workload) string {
+	if finished(remote) {
+		return ""
+	}
+	if c := meta.FindStatusCondition(remote.Status.Conditions, kueue.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {
+		return fmt.Sprintf("%s: %s", c.Reason, c.Message)
+	}
+	if !reserved(remote) {
+		return "its quota reservation was released"
+	}
+	return ""
 }
 
 // workerTopology returns the worker's topology assignments of the

@@ -2,6 +2,7 @@ package multikueue
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,6 +107,46 @@ func TestDecide(t *testing.T) {
 			}(), Clusters: []string{"w1"}, Remotes: map[string]Remote{"w1": {Workload: reservedCopy(), Job: true}}},
 			check: func(t *testing.T, d Decision) {
 				if !slices.Equal(d.Delete, []string{"w1"}) || d.ClearPlacement || d.Stopping {
+					t.Errorf("decision %+v", d)
+				}
+			},
+		},
+		"a workload preempted in its worker is retried here, with the worker's reason": {
+			in: Input{Workload: placed, Clusters: []string{"w1"}, Remotes: map[string]Remote{"w1": {Workload: func() *kueue.Workload {
+				wl := reservedCopy()
+				wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadEvicted,
+					Status: metav1.ConditionTrue, Reason: kueue.WorkloadPreempted, Message: "Preempted to accommodate a higher priority Workload"})
+				return wl
+			}(), Job: true}}},
+			check: func(t *testing.T, d Decision) {
+				if d.State == nil || d.State.State != kueue.CheckStateRetry || !strings.Contains(d.State.Message, "Preempted to accommodate") ||
+					d.SyncFrom != "" {
+					t.Errorf("decision %+v", d)
+				}
+			},
+		},
+		"a copy whose reservation the worker released is retried": {
+			in: Input{Workload: placed, Clusters: []string{"w1"}, Remotes: map[string]Remote{"w1": {Workload: pendingCopy, Job: true}}},
+			check: func(t *testing.T, d Decision) {
+				if d.State == nil || d.State.State != kueue.CheckStateRetry {
+					t.Errorf("decision %+v", d)
+				}
+			},
+		},
+		"a copy that finished in its worker is not retried": {
+			in: Input{Workload: placed, Clusters: []string{"w1"}, Remotes: map[string]Remote{"w1": {
+				Workload: workload(kueue.CheckStatePending, kueue.WorkloadFinished), Job: true}}},
+			check: func(t *testing.T, d Decision) {
+				if d.State != nil || d.SyncFrom != "w1" {
+					t.Errorf("decision %+v", d)
+				}
+			},
+		},
+		"a connected worker taken out of the config keeps mirroring its running workload": {
+			in: Input{Workload: placed, Clusters: []string{"w2"},
+				Remotes: map[string]Remote{"w1": {Workload: reservedCopy(), Job: true}, "w2": {}}},
+			check: func(t *testing.T, d Decision) {
+				if d.State != nil || d.SyncFrom != "w1" || d.After != 0 {
 					t.Errorf("decision %+v", d)
 				}
 			},

@@ -44,6 +44,10 @@ type Remotes struct {
 
 	mu       sync.RWMutex
 	clusters map[string]*remote
+	// missing records since when a worker a workload was placed on has
+	// had no connection at all (its MultiKueueCluster deleted, its
+	// kubeconfig bad, or never reached since the manager started).
+	missing map[string]time.Time
 }
 
 type remote struct {
@@ -59,7 +63,7 @@ type remote struct {
 // NewRemotes returns an empty set of connections.
 func NewRemotes(scheme *runtime.Scheme, origin string, kinds []client.Object) *Remotes {
 	return &Remotes{Scheme: scheme, Origin: origin, Kinds: kinds, Events: make(chan event.GenericEvent, 1024),
-		clusters: map[string]*remote{}}
+		clusters: map[string]*remote{}, missing: map[string]time.Time{}}
 }
 
 // OriginSelector selects what this manager created in a worker.
@@ -157,6 +161,7 @@ func (rs *Remotes) ping(ctx context.Context, name string, r *remote) error {
 	switch {
 	case err == nil:
 		r.active, r.lostSince = true, time.Time{}
+		delete(rs.missing, name)
 	case r.lostSince.IsZero():
 		r.active, r.lostSince = false, time.Now()
 	default:
@@ -188,15 +193,21 @@ func (rs *Remotes) Active() map[string]client.Client {
 	return out
 }
 
-// LostSince says since when a known worker has not answered (zero when it
-// answers or is not known).
+// LostSince says since when a worker has not answered: zero when it
+// answers; for a worker with no connection at all, since the first time
+// this was asked.
 func (rs *Remotes) LostSince(name string) time.Time {
-	rs.mu.RLock()
-	defer rs.mu.RUnlock()
-	if r := rs.clusters[name]; r != nil {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if r := rs.clusters[name]; r != nil && (r.active || !r.lostSince.IsZero()) {
 		return r.lostSince
 	}
-	return time.Time{}
+	since, ok := rs.missing[name]
+	if !ok {
+		since = time.Now()
+		rs.missing[name] = since
+	}
+	return since
 }
 
 // Start waits for the manager to stop, then drops every connection.
