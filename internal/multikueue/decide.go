@@ -124,7 +124,9 @@ func Decide(in Input) Decision {
 	}
 	for _, c := range in.Clusters {
 		r := in.Remotes[c]
-		if r.Workload == nil || !reserved(r.Workload) {
+		// Only a nominated cluster may be given the workload, and only
+		// for a copy that holds its reservation (not one being evicted).
+		if r.Workload == nil || !holding(r.Workload) || !slices.Contains(wl.Status.NominatedClusterNames, c) {
 			continue
 		}
 		d.ClusterName = &c
@@ -139,8 +141,13 @@ func Decide(in Input) Decision {
 	targets, after := nominees(in)
 	d.After = after
 	for _, c := range targets {
-		if in.Remotes[c].Workload == nil {
+		switch rw := in.Remotes[c].Workload; {
+		case rw == nil:
 			d.CreateWorkload = append(d.CreateWorkload, c)
+		case evictedIn(rw) != "" && meta.IsStatusConditionTrue(rw.Status.Conditions, kueue.WorkloadEvicted):
+			// A copy left from an earlier dispatch, evicted there: it
+			// goes, and a new one is made.
+			d.Delete = append(d.Delete, c)
 		}
 	}
 	if !in.Dispatch.External && !slices.Equal(wl.Status.NominatedClusterNames, targets) {

@@ -27,6 +27,13 @@ func reservedCopy() *kueue.Workload {
 	return workload(kueue.CheckStatePending, kueue.WorkloadQuotaReserved)
 }
 
+// nominated is a reserved workload whose copies went to clusters.
+func nominated(clusters ...string) *kueue.Workload {
+	wl := workload(kueue.CheckStatePending, kueue.WorkloadQuotaReserved)
+	wl.Status.NominatedClusterNames = clusters
+	return wl
+}
+
 func TestDecide(t *testing.T) {
 	pendingCopy := workload(kueue.CheckStatePending)
 	placed := workload(kueue.CheckStateReady, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted)
@@ -45,7 +52,7 @@ func TestDecide(t *testing.T) {
 			},
 		},
 		"the first cluster that reserves gets it: the other copy goes, the job is created, the check is Ready": {
-			in: Input{Workload: workload(kueue.CheckStatePending, kueue.WorkloadQuotaReserved), Clusters: []string{"w1", "w2"},
+			in: Input{Workload: nominated("w1", "w2"), Clusters: []string{"w1", "w2"},
 				Remotes: map[string]Remote{"w1": {Workload: pendingCopy}, "w2": {Workload: reservedCopy()}}},
 			check: func(t *testing.T, d Decision) {
 				if ptr.Deref(d.ClusterName, "") != "w2" || d.CreateJob != "w2" || !slices.Equal(d.Delete, []string{"w1"}) ||
@@ -151,6 +158,29 @@ func TestDecide(t *testing.T) {
 				}
 			},
 		},
+		"a copy reserved in a cluster not nominated (yet) is not given the workload": {
+			in: Input{Workload: workload(kueue.CheckStatePending, kueue.WorkloadQuotaReserved), Clusters: []string{"w1"},
+				Remotes: map[string]Remote{"w1": {Workload: reservedCopy()}}},
+			check: func(t *testing.T, d Decision) {
+				if d.ClusterName != nil || !slices.Equal(d.Nominate, []string{"w1"}) {
+					t.Errorf("decision %+v", d)
+				}
+			},
+		},
+		"a copy left evicted by an earlier dispatch is not given the workload: it goes, to be made anew": {
+			in: Input{Workload: nominated("w1", "w2"), Clusters: []string{"w1", "w2"},
+				Remotes: map[string]Remote{"w1": {Workload: func() *kueue.Workload {
+					wl := reservedCopy()
+					wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadEvicted,
+						Status: metav1.ConditionTrue, Reason: "ClusterQueueStopped"})
+					return wl
+				}(), Job: true}, "w2": {Workload: pendingCopy}}},
+			check: func(t *testing.T, d Decision) {
+				if d.ClusterName != nil || !slices.Equal(d.Delete, []string{"w1"}) || len(d.CreateWorkload) != 0 {
+					t.Errorf("decision %+v", d)
+				}
+			},
+		},
 		"with no connected cluster the check says so": {
 			in: Input{Workload: workload(kueue.CheckStatePending, kueue.WorkloadQuotaReserved), Remotes: map[string]Remote{}},
 			check: func(t *testing.T, d Decision) {
@@ -244,6 +274,7 @@ func TestIncrementalDispatchAlphabetical(t *testing.T) {
 // assignment once the worker has one.
 func TestWorkerTopologyIsCopied(t *testing.T) {
 	wl := workload(kueue.CheckStatePending, kueue.WorkloadQuotaReserved)
+	wl.Status.NominatedClusterNames = []string{"w1"}
 	wl.Status.Admission = &kueue.Admission{PodSetAssignments: []kueue.PodSetAssignment{
 		{Name: "main", DelayedTopologyRequest: ptr.To(kueue.DelayedTopologyRequestStatePending)}, {Name: "other"}}}
 	ta := &kueue.TopologyAssignment{Levels: []string{"kubernetes.io/hostname"}}

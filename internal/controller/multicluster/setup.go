@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,7 +34,12 @@ type Options struct {
 func Setup(mgr ctrl.Manager, writer *apply.Writer, enabled []jobframework.Integration, o Options) error {
 	kinds := map[schema.GroupVersionKind]jobframework.Integration{}
 	var objs []client.Object
+	pods := false
 	for _, in := range enabled {
+		if in.Name == jobframework.PodFrameworkName {
+			pods = true
+			objs = append(objs, &corev1.Pod{})
+		}
 		if in.NewJob == nil {
 			continue
 		}
@@ -57,7 +63,7 @@ func Setup(mgr ctrl.Manager, writer *apply.Writer, enabled []jobframework.Integr
 			Namespace: o.Namespace, CheckPaths: o.CheckPaths},
 		&WorkloadReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Writer: writer,
 			Recorder: mgr.GetEventRecorderFor("kueue-multikueue-controller"), Remotes: remotes, Kinds: kinds,
-			WorkerLostTimeout: o.WorkerLostTimeout, Dispatch: o.Dispatch},
+			Pods: pods, WorkerLostTimeout: o.WorkerLostTimeout, Dispatch: o.Dispatch},
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {

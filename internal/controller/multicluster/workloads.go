@@ -45,7 +45,9 @@ type WorkloadReconciler struct {
 	Recorder  record.EventRecorder
 	Remotes   *Remotes
 	// Kinds are the job kinds MultiKueue runs, by GVK.
-	Kinds             map[schema.GroupVersionKind]jobframework.Integration
+	Kinds map[schema.GroupVersionKind]jobframework.Integration
+	// Pods says plain pods and pod groups run in workers too.
+	Pods              bool
 	WorkerLostTimeout time.Duration
 	Dispatch          multikueue.Dispatch
 }
@@ -91,6 +93,13 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	var pods podsOf
+	if job == nil {
+		if pods.local, pods.is, err = r.localPods(ctx, &wl); err != nil {
+			return ctrl.Result{}, err
+		}
+		pods.remote = map[string][]corev1.Pod{}
+	}
 	in := multikueue.Input{Workload: &wl, Check: check, Clusters: multikueue.Usable(cfg, active),
 		Remotes: map[string]multikueue.Remote{}, WorkerLostTimeout: r.WorkerLostTimeout, Dispatch: r.Dispatch, Now: time.Now()}
 	if wl.Status.ClusterName != nil {
@@ -103,17 +112,22 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			delete(clients, name)
 			continue
 		}
-		rem, obj, err := r.readRemote(ctx, cl, &wl, job)
+		var rem multikueue.Remote
+		if pods.is {
+			rem, pods.remote[name], err = r.readRemotePods(ctx, cl, &wl, pods.local)
+		} else {
+			rem, remoteJobs[name], err = r.readRemote(ctx, cl, &wl, job)
+		}
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("reading worker cluster %s: %w", name, err)
 		}
-		in.Remotes[name], remoteJobs[name] = rem, obj
+		in.Remotes[name] = rem
 	}
 	d := multikueue.Decide(in)
-	if job == nil && (len(d.CreateWorkload) > 0 || d.CreateJob != "" || d.ClusterName != nil) {
+	if job == nil && !pods.is && (len(d.CreateWorkload) > 0 || d.CreateJob != "" || d.ClusterName != nil) {
 		d = multikueue.Decision{State: rejection(&wl, check)}
 	}
-	res, err := r.act(ctx, &wl, job, clients, remoteJobs, d)
+	res, err := r.act(ctx, &wl, job, pods, clients, remoteJobs, d)
 	if err != nil {
 		return controller.Outcome(ctx, err)
 	}
@@ -136,7 +150,7 @@ func rejection(wl *kueue.Workload, check kueue.AdmissionCheckReference) *kueue.A
 
 // act carries a decision out: deletions, copies, the job, the mirrored
 // status, then one status write.
-func (r *WorkloadReconciler) act(ctx context.Context, wl *kueue.Workload, job jobframework.JobWithRemote,
+func (r *WorkloadReconciler) act(ctx context.Context, wl *kueue.Workload, job jobframework.JobWithRemote, pods podsOf,
 	clients map[string]client.Client, remoteJobs map[string]client.Object, d multikueue.Decision) (ctrl.Result, error) {
 	for _, c := range d.Delete {
 		if err := r.deleteRemote(ctx, clients[c], wl.Namespace, wl.Name); err != nil {
@@ -148,13 +162,19 @@ func (r *WorkloadReconciler) act(ctx context.Context, wl *kueue.Workload, job jo
 			return ctrl.Result{}, err
 		}
 	}
-	if d.CreateJob != "" {
-		if err := r.createJob(ctx, wl, job, clients[d.CreateJob], d.CreateJob); err != nil {
+	if pods.is {
+		if err := r.actOnPods(ctx, wl, pods, clients, d); err != nil {
 			return ctrl.Result{}, err
 		}
-	}
-	if err := r.syncJob(ctx, job, remoteJobs[d.SyncFrom]); err != nil {
-		return ctrl.Result{}, err
+	} else {
+		if d.CreateJob != "" {
+			if err := r.createJob(ctx, wl, job, clients[d.CreateJob], d.CreateJob); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		if err := r.syncJob(ctx, job, remoteJobs[d.SyncFrom]); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if err := r.writeStatus(ctx, wl, d); err != nil {
 		return ctrl.Result{}, err
@@ -272,6 +292,11 @@ func (r *WorkloadReconciler) deleteRemote(ctx context.Context, cl client.Client,
 		err := cl.DeleteAllOf(ctx, obj, client.InNamespace(ns), sel, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
 			return fmt.Errorf("deleting the %s of Workload %s/%s: %w", in.GVK.Kind, ns, name, err)
+		}
+	}
+	if r.Pods {
+		if err := cl.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), sel); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting the pods of Workload %s/%s: %w", ns, name, err)
 		}
 	}
 	return nil

@@ -307,6 +307,11 @@ func (r *Reconciler) step(ctx context.Context, u *unit, wl *kueue.Workload) (ctr
 	if !jobframework.IsAdmitted(wl) {
 		return ctrl.Result{}, r.holdUnadmitted(ctx, u)
 	}
+	if wl.Status.ClusterName != nil {
+		// MultiKueue runs the unit in a worker cluster: the pods here keep
+		// their gate, and their status is mirrored from their copies there.
+		return ctrl.Result{}, r.syncRunning(ctx, u, wl)
+	}
 	if done, err := r.ungate(ctx, u, wl); done || err != nil {
 		return ctrl.Result{}, err
 	}

@@ -137,7 +137,7 @@ func createUnstructured(t *testing.T, e *framework.Env, u *unstructured.Unstruct
 
 // startWithWebhooks starts Kuota on the manager with the job webhooks
 // called by the API server (local mode).
-func startWithWebhooks(t *testing.T) {
+func startWithWebhooks(t *testing.T, mutate ...func(*configapi.Configuration)) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -145,10 +145,10 @@ func startWithWebhooks(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cfg, err := managerConfig(func(c *configapi.Configuration) {
+	cfg, err := managerConfig(append([]func(*configapi.Configuration){func(c *configapi.Configuration) {
 		c.Webhook.Port = ptr.To(port)
 		c.Webhook.CertDir = t.TempDir()
-	})
+	}}, mutate...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

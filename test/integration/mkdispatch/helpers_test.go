@@ -200,3 +200,22 @@ func exampleObjects(t *testing.T, file string) []*unstructured.Unstructured {
 	}
 	return out
 }
+
+// dumpOnFailure logs, when the test failed, the manager's Workload and
+// each worker's copy, to show where a dispatch stopped.
+func dumpOnFailure(t *testing.T, key client.ObjectKey) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for name, e := range map[string]*framework.Env{"manager": manager, "worker1": worker1, "worker2": worker2} {
+			var wl kueue.Workload
+			if err := e.Client.Get(context.Background(), key, &wl); err != nil {
+				t.Logf("%s: Workload %s: %v", name, key, err)
+				continue
+			}
+			t.Logf("%s: Workload %s labels %v deleting %v clusterName %v nominated %v checks %+v conditions %+v", name, key, wl.Labels,
+				!wl.DeletionTimestamp.IsZero(), ptr.Deref(wl.Status.ClusterName, ""), wl.Status.NominatedClusterNames, wl.Status.AdmissionChecks, wl.Status.Conditions)
+		}
+	})
+}
