@@ -127,11 +127,35 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if job == nil && !pods.is && (len(d.CreateWorkload) > 0 || d.CreateJob != "" || d.ClusterName != nil) {
 		d = multikueue.Decision{State: rejection(&wl, check)}
 	}
+	if len(d.Delete) > 0 || d.CreateJob != "" || d.ClusterName != nil {
+		// What a worker loses or gains is decided on the Workload as the
+		// API server has it: a cached one a step behind (placed a moment
+		// ago) would see the copy it runs on as one left over.
+		if current, err := r.current(ctx, &wl); err != nil || !current {
+			return ctrl.Result{RequeueAfter: staleWait}, err
+		}
+	}
 	res, err := r.act(ctx, &wl, job, pods, clients, remoteJobs, d)
 	if err != nil {
 		return controller.Outcome(ctx, err)
 	}
 	return res, nil
+}
+
+// staleWait is how long a reconcile that read a Workload older than the
+// API server's waits for the cache to catch up (its change also brings the
+// Workload back).
+const staleWait = 200 * time.Millisecond
+
+// current says whether the cached Workload is the API server's (same
+// resourceVersion); only the metadata is read.
+func (r *WorkloadReconciler) current(ctx context.Context, wl *kueue.Workload) (bool, error) {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(kueue.GroupVersion.WithKind("Workload"))
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(wl), m); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return m.ResourceVersion == wl.ResourceVersion, nil
 }
 
 // rejection is the Rejected state of a workload MultiKueue cannot run:

@@ -208,6 +208,11 @@ func dumpOnFailure(t *testing.T, key client.ObjectKey) {
 		if !t.Failed() {
 			return
 		}
+		var evs corev1.EventList
+		_ = manager.Client.List(context.Background(), &evs, client.InNamespace(key.Namespace))
+		for _, ev := range evs.Items {
+			t.Logf("event %s %s %s %s: %s", ev.FirstTimestamp.Format("15:04:05"), ev.InvolvedObject.Kind, ev.InvolvedObject.Name, ev.Reason, ev.Message)
+		}
 		for name, e := range map[string]*framework.Env{"manager": manager, "worker1": worker1, "worker2": worker2} {
 			var wl kueue.Workload
 			if err := e.Client.Get(context.Background(), key, &wl); err != nil {
