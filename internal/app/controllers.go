@@ -168,6 +168,9 @@ func setupMultiKueue(mgr ctrl.Manager, cfg *configapi.Configuration, writer *app
 	if on, set := cfg.FeatureGates["MultiKueueKubeConfigPathValidation"]; set && !on {
 		o.CheckPaths = false
 	}
+	if on, set := cfg.FeatureGates["MultiKueueRemoteSpecSync"]; !set || on {
+		o.SpecSync = true
+	}
 	if mk != nil {
 		o.Origin = ptr.Deref(mk.Origin, o.Origin)
 		if mk.WorkerLostTimeout != nil {

@@ -163,3 +163,14 @@ type JobWithRemote interface {
 	// suspended; it reports whether anything changed.
 	ClearStatus() bool
 }
+
+// JobWithRemoteSpec is a JobWithRemote some of whose spec edits in the
+// manager are carried to the worker's running job (Kueue's
+// MultiKueueRemoteSpecSync).
+type JobWithRemoteSpec interface {
+	JobWithRemote
+	// SyncSpec copies those parts of the job's spec into the worker's job
+	// (an object of the same kind); it reports whether the worker's job
+	// changed.
+	SyncSpec(remote client.Object) bool
+}

@@ -193,6 +193,19 @@ func (rs *Remotes) Active() map[string]client.Client {
 	return out
 }
 
+// Connecting says whether a worker was dialled and has not answered yet
+// (its watch may already report objects the manager cannot act on yet).
+func (rs *Remotes) Connecting() bool {
+	rs.mu.RLock()
+	defer rs.mu.RUnlock()
+	for _, r := range rs.clusters {
+		if !r.active && r.lostSince.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
 // LostSince says since when a worker has not answered: zero when it
 // answers; for a worker with no connection at all, since the first time
 // this was asked.

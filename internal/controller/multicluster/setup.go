@@ -27,6 +27,9 @@ type Options struct {
 	// GCInterval is how often the workers are swept for copies whose
 	// manager Workload is gone; 0 turns the sweep off.
 	GCInterval time.Duration
+	// SpecSync forwards spec edits of running jobs to their worker
+	// (gate MultiKueueRemoteSpecSync).
+	SpecSync bool
 }
 
 // Setup registers MultiKueue's controllers for the enabled job kinds that
@@ -63,7 +66,7 @@ func Setup(mgr ctrl.Manager, writer *apply.Writer, enabled []jobframework.Integr
 			Namespace: o.Namespace, CheckPaths: o.CheckPaths},
 		&WorkloadReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Writer: writer,
 			Recorder: mgr.GetEventRecorderFor("kueue-multikueue-controller"), Remotes: remotes, Kinds: kinds,
-			Pods: pods, WorkerLostTimeout: o.WorkerLostTimeout, Dispatch: o.Dispatch},
+			Pods: pods, SpecSync: o.SpecSync, WorkerLostTimeout: o.WorkerLostTimeout, Dispatch: o.Dispatch},
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {

@@ -47,7 +47,10 @@ type WorkloadReconciler struct {
 	// Kinds are the job kinds MultiKueue runs, by GVK.
 	Kinds map[schema.GroupVersionKind]jobframework.Integration
 	// Pods says plain pods and pod groups run in workers too.
-	Pods              bool
+	Pods bool
+	// SpecSync carries the spec edits kinds forward (JobWithRemoteSpec)
+	// to the worker's running job.
+	SpecSync          bool
 	WorkerLostTimeout time.Duration
 	Dispatch          multikueue.Dispatch
 }
@@ -55,14 +58,29 @@ type WorkloadReconciler struct {
 // SetupWithManager registers the reconciler: Workloads with checks, and
 // the changes of their copies in the workers.
 func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named("multikueue-workload").
+	b := ctrl.NewControllerManagedBy(mgr).Named("multikueue-workload").
 		For(&kueue.Workload{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(obj client.Object) bool {
 			wl, ok := obj.(*kueue.Workload)
 			return ok && (len(wl.Status.AdmissionChecks) > 0 || wl.Status.ClusterName != nil)
 		}))).
 		WatchesRawSource(source.Channel(r.Remotes.Events, &handler.EnqueueRequestForObject{})).
-		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: 5}).
-		Complete(r)
+		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: 5})
+	if r.SpecSync {
+		// A spec edit of a kind that forwards it brings its workload back.
+		for gvk, in := range r.Kinds {
+			if _, ok := in.NewJob(nil).(jobframework.JobWithRemoteSpec); !ok {
+				continue
+			}
+			b = b.Watches(in.NewJob(nil).Object(), handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
+				name := o.GetLabels()[jobframework.PrebuiltWorkloadLabel]
+				if name == "" {
+					name = jobframework.WorkloadName(o.GetName(), o.GetUID(), gvk)
+				}
+				return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
+			}), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+		}
+	}
+	return b.Complete(r)
 }
 
 // Reconcile decides for one workload and carries the decision out.
@@ -72,11 +90,15 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
-		// Gone here: its copies and jobs in the workers go too.
+		// Gone here: its copies and jobs in the workers go too, also in a
+		// worker whose watch reported a copy before it answered a ping.
 		for _, cl := range r.Remotes.Active() {
 			if err := r.deleteRemote(ctx, cl, req.Namespace, req.Name); err != nil {
 				return ctrl.Result{}, err
 			}
+		}
+		if r.Remotes.Connecting() {
+			return ctrl.Result{RequeueAfter: connectingWait}, nil
 		}
 		return ctrl.Result{}, nil
 	}
@@ -142,6 +164,10 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	return res, nil
 }
 
+// connectingWait is how often a deleted Workload's copies are looked for
+// again while a worker is still connecting.
+const connectingWait = time.Second
+
 // staleWait is how long a reconcile that read a Workload older than the
 // API server's waits for the cache to catch up (its change also brings the
 // Workload back).
@@ -197,6 +223,9 @@ func (r *WorkloadReconciler) act(ctx context.Context, wl *kueue.Workload, job jo
 			}
 		}
 		if err := r.syncJob(ctx, job, remoteJobs[d.SyncFrom]); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.syncSpec(ctx, job, clients[d.SyncFrom], remoteJobs[d.SyncFrom], d.SyncFrom); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -417,6 +446,20 @@ func (r *WorkloadReconciler) syncJob(ctx context.Context, job jobframework.JobWi
 	if err := r.Client.Status().Update(ctx, job.Object()); err != nil {
 		return fmt.Errorf("mirroring the worker's job status into %s: %w", job.Object().GetName(), err)
 	}
+	return nil
+}
+
+// syncSpec carries the spec edits a kind forwards to the worker's running
+// job, when SpecSync is on.
+func (r *WorkloadReconciler) syncSpec(ctx context.Context, job jobframework.JobWithRemote, cl client.Client, remote client.Object, cluster string) error {
+	js, ok := job.(jobframework.JobWithRemoteSpec)
+	if !ok || !r.SpecSync || remote == nil || cl == nil || !js.SyncSpec(remote) {
+		return nil
+	}
+	if err := cl.Update(ctx, remote); err != nil {
+		return fmt.Errorf("updating the job's spec in worker cluster %s: %w", cluster, err)
+	}
+	r.Recorder.Eventf(job.Object(), corev1.EventTypeNormal, "MultiKueueSpecSynced", "The job's spec change was carried to worker cluster %q", cluster)
 	return nil
 }
 

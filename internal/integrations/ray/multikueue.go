@@ -13,9 +13,10 @@ import (
 // +kubebuilder:rbac:groups=ray.io,resources=rayjobs/status;rayclusters/status;rayservices/status,verbs=get;update;patch
 
 var (
-	_ jobframework.JobWithRemote = (*RayJob)(nil)
-	_ jobframework.JobWithRemote = (*RayCluster)(nil)
-	_ jobframework.JobWithRemote = (*RayService)(nil)
+	_ jobframework.JobWithRemote     = (*RayJob)(nil)
+	_ jobframework.JobWithRemote     = (*RayCluster)(nil)
+	_ jobframework.JobWithRemote     = (*RayService)(nil)
+	_ jobframework.JobWithRemoteSpec = (*RayService)(nil)
 )
 
 // ManagedBy returns spec.managedBy.
@@ -113,4 +114,15 @@ func (s *RayService) SyncStatus(remote client.Object) bool {
 // runs.
 func (s *RayService) ClearStatus() bool {
 	return meta.RemoveStatusCondition(&s.svc.Status.Conditions, string(rayv1.RayServiceReady))
+}
+
+// SyncSpec carries an edited serveConfigV2 (the applications a service
+// serves) to the worker's RayService, whose operator rolls it out there.
+func (s *RayService) SyncSpec(remote client.Object) bool {
+	r, ok := remote.(*rayv1.RayService)
+	if !ok || r.Spec.ServeConfigV2 == s.svc.Spec.ServeConfigV2 {
+		return false
+	}
+	r.Spec.ServeConfigV2 = s.svc.Spec.ServeConfigV2
+	return true
 }

@@ -51,3 +51,21 @@ func TestRemoteRayJobAndCluster(t *testing.T) {
 		})
 	}
 }
+
+func TestRayServiceForwardsItsServeConfig(t *testing.T) {
+	local := newRayService()
+	local.Spec.ServeConfigV2 = "applications: [{name: v2}]"
+	remote := local.DeepCopy()
+	remote.Spec.ServeConfigV2 = "applications: [{name: v1}]"
+	remote.Spec.RayClusterSpec.Suspend = nil
+	svc := &RayService{local}
+	if !svc.SyncSpec(remote) || remote.Spec.ServeConfigV2 != local.Spec.ServeConfigV2 {
+		t.Fatalf("the worker's serveConfigV2 is %q, want the manager's edit", remote.Spec.ServeConfigV2)
+	}
+	if svc.SyncSpec(remote) {
+		t.Errorf("an unchanged serveConfigV2 is written again")
+	}
+	if remote.Spec.RayClusterSpec.Suspend != nil {
+		t.Errorf("the sync touched more than serveConfigV2")
+	}
+}

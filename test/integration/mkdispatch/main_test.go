@@ -1,7 +1,8 @@
 // Package mkdispatch holds integration tests of MultiKueue: three real
 // API servers (a manager cluster and two workers), Kuota's manager in
 // the test process for the manager cluster and for a worker. There is no
-// Job or JobSet controller, so the tests play their part in the worker.
+// Job, JobSet or Ray controller, so the tests play their part in the
+// worker. The JobSet and RayService CRDs come from the module cache.
 package mkdispatch
 
 import (
@@ -31,8 +32,14 @@ func run(m *testing.M) int {
 		return 1
 	}
 	jobSetCRDs := filepath.Join(dir, "config", "components", "crd", "bases")
+	rayDir, err := paths.ModuleDir("github.com/ray-project/kuberay/ray-operator")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration: "+err.Error())
+		return 1
+	}
+	rayServiceCRD := filepath.Join(rayDir, "config", "crd", "bases", "ray.io_rayservices.yaml")
 	for _, e := range []**framework.Env{&manager, &worker1, &worker2} {
-		env, err := framework.StartWithCRDs(jobSetCRDs)
+		env, err := framework.StartWithCRDs(jobSetCRDs, rayServiceCRD)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "integration: "+err.Error())
 			return 1
