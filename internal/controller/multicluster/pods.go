@@ -84,13 +84,8 @@ func (r *WorkloadReconciler) localPods(ctx context.Context, wl *kueue.Workload) 
 // says that every manager pod that still counts has its copy there.
 func (r *WorkloadReconciler) readRemotePods(ctx context.Context, cl client.Client, wl *kueue.Workload, local []corev1.Pod) (multikueue.Remote, []corev1.Pod, error) {
 	var out multikueue.Remote
-	var rw kueue.Workload
-	switch err := cl.Get(ctx, client.ObjectKeyFromObject(wl), &rw); {
-	case err == nil:
-		if r.mine(&rw) {
-			out.Workload = &rw
-		}
-	case !apierrors.IsNotFound(err):
+	var err error
+	if out.Workload, err = r.readCopy(ctx, cl, wl); err != nil {
 		return out, nil, err
 	}
 	var list corev1.PodList

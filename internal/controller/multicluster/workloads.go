@@ -297,13 +297,8 @@ func (r *WorkloadReconciler) localJob(ctx context.Context, wl *kueue.Workload) (
 // this manager created there counts).
 func (r *WorkloadReconciler) readRemote(ctx context.Context, cl client.Client, wl *kueue.Workload, job jobframework.JobWithRemote) (multikueue.Remote, client.Object, error) {
 	var out multikueue.Remote
-	var rw kueue.Workload
-	switch err := cl.Get(ctx, client.ObjectKeyFromObject(wl), &rw); {
-	case err == nil:
-		if r.mine(&rw) {
-			out.Workload = &rw
-		}
-	case !apierrors.IsNotFound(err):
+	var err error
+	if out.Workload, err = r.readCopy(ctx, cl, wl); err != nil {
 		return out, nil, err
 	}
 	if job == nil {
@@ -320,6 +315,19 @@ func (r *WorkloadReconciler) readRemote(ctx context.Context, cl client.Client, w
 		return out, nil, err
 	}
 	return out, nil, nil
+}
+
+// readCopy reads a worker's copy of the workload: nil when there is
+// none this manager created.
+func (r *WorkloadReconciler) readCopy(ctx context.Context, cl client.Client, wl *kueue.Workload) (*kueue.Workload, error) {
+	var rw kueue.Workload
+	if err := cl.Get(ctx, client.ObjectKeyFromObject(wl), &rw); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if !r.mine(&rw) {
+		return nil, nil
+	}
+	return &rw, nil
 }
 
 func (r *WorkloadReconciler) mine(obj client.Object) bool {

@@ -105,20 +105,8 @@ func stopQueue(t *testing.T, e *framework.Env, name string) {
 // dispatched again.
 func TestWorkloadOfADeletedClusterIsDispatchedAgain(t *testing.T) {
 	ns := setup(t)
-	cfg, err := managerConfig(func(c *configapi.Configuration) {
+	startManager(t, manager, func(c *configapi.Configuration) {
 		c.MultiKueue = &configapi.MultiKueue{WorkerLostTimeout: &metav1.Duration{Duration: 3 * time.Second}}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := manager.StartManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := m.Stop(); err != nil {
-			t.Errorf("stopping manager: %v", err)
-		}
 	})
 	startManager(t, worker1)
 	job := newJob(ns, "render", 1, "1")

@@ -26,9 +26,11 @@ import (
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
-func startManager(t *testing.T, e *framework.Env) {
+// startManager starts Kuota for a cluster with the test configuration,
+// changed by mutate, and stops it when the test ends.
+func startManager(t *testing.T, e *framework.Env, mutate ...func(*configapi.Configuration)) {
 	t.Helper()
-	cfg, err := managerConfig()
+	cfg, err := managerConfig(mutate...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,6 @@ import (
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/jobframework"
-	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
 // withPods adds the pod integration to a test configuration.
@@ -33,7 +32,7 @@ func withPods(c *configapi.Configuration) {
 func TestPodGroupRunsInAWorker(t *testing.T) {
 	ns := setup(t)
 	startWithWebhooks(t, withPods)
-	startWorker(t, worker1, withPods)
+	startManager(t, worker1, withPods)
 	var pods []*corev1.Pod
 	for _, name := range []string{"shard-0", "shard-1"} {
 		p := plainPod(ns, name)
@@ -50,7 +49,7 @@ func TestPodGroupRunsInAWorker(t *testing.T) {
 func TestPlainPodRunsInAWorker(t *testing.T) {
 	ns := setup(t)
 	startWithWebhooks(t, withPods)
-	startWorker(t, worker1, withPods)
+	startManager(t, worker1, withPods)
 	p := plainPod(ns, "solo")
 	create(t, manager, p)
 	wlKey := client.ObjectKey{Namespace: ns, Name: jobframework.WorkloadName(p.Name, p.UID, corev1.SchemeGroupVersion.WithKind("Pod"))}
@@ -63,23 +62,6 @@ func plainPod(ns, name string) *corev1.Pod {
 		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox",
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
 	}
-}
-
-func startWorker(t *testing.T, e *framework.Env, mutate ...func(*configapi.Configuration)) {
-	t.Helper()
-	cfg, err := managerConfig(mutate...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := e.StartManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := m.Stop(); err != nil {
-			t.Errorf("stopping worker: %v", err)
-		}
-	})
 }
 
 // runsInWorker1 follows pods queued in the manager through their run in
@@ -180,7 +162,7 @@ func setWorkerPods(t *testing.T, pods []*corev1.Pod, phase corev1.PodPhase) {
 func TestPlainPodEvictedInItsWorkerRunsElsewhere(t *testing.T) {
 	ns := setup(t)
 	startWithWebhooks(t, withPods)
-	startWorker(t, worker1, withPods)
+	startManager(t, worker1, withPods)
 	p := plainPod(ns, "again")
 	create(t, manager, p)
 	eventually(t, "the pod is started in worker1", func() error {
@@ -202,7 +184,7 @@ func TestPlainPodEvictedInItsWorkerRunsElsewhere(t *testing.T) {
 		return nil
 	})
 	stopQueue(t, worker1, ns+"-cq")
-	startWorker(t, worker2, withPods)
+	startManager(t, worker2, withPods)
 	eventually(t, "the pod is started in worker2", func() error {
 		var rp corev1.Pod
 		if err := worker2.Client.Get(context.Background(), client.ObjectKeyFromObject(p), &rp); err != nil {

@@ -27,20 +27,8 @@ func withRayServices(c *configapi.Configuration) {
 // (Kueue's MultiKueueRemoteSpecSync).
 func TestRayServiceServeConfigReachesTheWorker(t *testing.T) {
 	ns := setup(t)
-	cfg, err := managerConfig(withRayServices)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := manager.StartManager(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := m.Stop(); err != nil {
-			t.Errorf("stopping manager: %v", err)
-		}
-	})
-	startWorker(t, worker1, withRayServices)
+	startManager(t, manager, withRayServices)
+	startManager(t, worker1, withRayServices)
 	tmpl := corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "ray", Image: "rayproject/ray",
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}}
 	svc := &rayv1.RayService{
@@ -67,7 +55,7 @@ func TestRayServiceServeConfigReachesTheWorker(t *testing.T) {
 		_, err := remoteConfig()
 		return err
 	})
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		get(t, manager, client.ObjectKeyFromObject(svc), svc)
 		svc.Spec.ServeConfigV2 = "applications: [{name: v2}]"
 		return manager.Client.Update(context.Background(), svc)
