@@ -120,8 +120,9 @@ func ClearReservation(wl *kueue.Workload, requeued bool, reason, message string,
 	st := AdmissionStatus(wl)
 	gen := wl.Generation
 	st.Admission = nil
-	// A MultiKueue placement ends with the reservation.
-	st.ClusterName, st.NominatedClusterNames = nil, nil
+	// A MultiKueue placement ends with the reservation, and so do the
+	// failed nodes of the topology assignment.
+	st.ClusterName, st.NominatedClusterNames, st.UnhealthyNodes = nil, nil, nil
 	SetCondition(&st.Conditions, kueue.WorkloadQuotaReserved, metav1.ConditionFalse, kueue.WorkloadReasonPending,
 		"The workload has no reservation", gen, now)
 	SetCondition(&st.Conditions, kueue.WorkloadAdmitted, metav1.ConditionFalse, kueue.WorkloadReasonNoReservation,

@@ -252,6 +252,7 @@ func (c *Cache) viewLocked(wl *kueue.Workload) lifecycle.View {
 		if cq, ok := c.state.ClusterQueue(adm.ClusterQueue); ok {
 			v.AdmittedIn = cq
 		}
+		v.Nodes = c.nodeChecksLocked(wl)
 	}
 	return v
 }

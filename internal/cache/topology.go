@@ -1,9 +1,13 @@
 package cache
 
 import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/state"
 )
@@ -30,21 +34,98 @@ func (c *Cache) DeleteTopology(name kueue.TopologyReference) {
 	c.notify()
 }
 
-// SetNode records a node.
+// SetNode records a node. A node whose NoExecute taints changed brings
+// the workloads placed on it back to the workload controller, which
+// evicts them if the node failed.
 func (c *Cache) SetNode(n *state.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	old, known, _ := c.state.Node(n.Name)
 	c.state.SetNode(n)
+	if known && !slices.Equal(noExecute(old.Taints), noExecute(n.Taints)) {
+		c.revisitNodeHoldersLocked(n.Name)
+	}
 	c.queues.UnparkAll()
 	c.notify()
 }
 
-// DeleteNode forgets a node.
+// DeleteNode forgets a node; the workloads placed on it are looked at
+// again (their pods there are gone).
 func (c *Cache) DeleteNode(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.state.DeleteNode(name)
+	c.revisitNodeHoldersLocked(name)
 	c.notify()
+}
+
+func (c *Cache) revisitNodeHoldersLocked(node string) {
+	for _, key := range c.state.NodeHolders(node) {
+		c.revisits.add(key)
+	}
+}
+
+func noExecute(taints []corev1.Taint) []corev1.Taint {
+	var out []corev1.Taint
+	for _, t := range taints {
+		if t.Effect == corev1.TaintEffectNoExecute {
+			t.TimeAdded = nil
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// nodeChecksLocked gathers, for an admitted workload placed by topology,
+// the nodes its pods are on and the tolerations they carry there (their
+// PodSets' and flavors'); nil until the nodes were listed, and for a
+// workload MultiKueue runs in a worker.
+func (c *Cache) nodeChecksLocked(wl *kueue.Workload) map[string]lifecycle.NodeCheck {
+	if wl.Status.ClusterName != nil {
+		return nil // MultiKueue: the nodes are the worker's
+	}
+	assigned := lifecycle.AssignedNodes(wl.Status.Admission)
+	if len(assigned) == 0 {
+		return nil
+	}
+	out := make(map[string]lifecycle.NodeCheck, len(assigned))
+	for name, podSets := range assigned {
+		n, found, synced := c.state.Node(name)
+		if !synced {
+			return nil
+		}
+		nc := lifecycle.NodeCheck{}
+		if found {
+			nc.Node = n
+		}
+		for _, ps := range podSets {
+			nc.Tolerations = append(nc.Tolerations, c.tolerationsLocked(wl, ps)...)
+		}
+		out[name] = nc
+	}
+	return out
+}
+
+// tolerationsLocked returns the tolerations a PodSet's pods carry: the
+// template's and those of the flavors it was admitted with.
+func (c *Cache) tolerationsLocked(wl *kueue.Workload, ps kueue.PodSetReference) []corev1.Toleration {
+	var out []corev1.Toleration
+	for i := range wl.Spec.PodSets {
+		if wl.Spec.PodSets[i].Name == ps {
+			out = append(out, wl.Spec.PodSets[i].Template.Spec.Tolerations...)
+		}
+	}
+	for _, psa := range wl.Status.Admission.PodSetAssignments {
+		if psa.Name != ps {
+			continue
+		}
+		for _, fl := range psa.Flavors {
+			if f, ok := c.state.Flavor(fl); ok {
+				out = append(out, f.Tolerations...)
+			}
+		}
+	}
+	return out
 }
 
 // SetPodUsage records what a pod placed without topology takes of its

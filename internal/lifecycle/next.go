@@ -104,6 +104,9 @@ type Step struct {
 	ResetRequeueState bool
 	Checks            []kueue.AdmissionCheckReference
 	After             time.Duration
+	// Nodes names the failed nodes of a NodeFailures eviction
+	// (status.unhealthyNodes).
+	Nodes []string
 }
 
 // Messages of the deactivation markers Kuota sets.
@@ -165,7 +168,11 @@ func nextReserved(wl *kueue.Workload, v *View, opts *Options, now time.Time) Ste
 	if s.Action != None {
 		return s
 	}
-	return checksStep(wl, v, after)
+	s, recheck := nodeFailures(v, now)
+	if s.Action != None {
+		return s
+	}
+	return checksStep(wl, v, minPositive(after, recheck))
 }
 
 // evictionDue says whether the workload must give up its quota now: it was

@@ -29,6 +29,9 @@ type View struct {
 	// PriorityClasses resolves WorkloadPriorityClass values; nil knows
 	// none.
 	PriorityClasses func(name string) (int32, bool)
+	// Nodes are the nodes an admitted workload's topology assignments
+	// place pods on, once the manager has listed the nodes; nil otherwise.
+	Nodes map[string]NodeCheck
 }
 
 // stopped reports a stop policy other than None.

@@ -398,3 +398,37 @@ func Tolerates(tol *corev1.Toleration, taint *corev1.Taint) bool {
 		return false
 	}
 }
+
+// Node returns a node the manager knows, and whether the nodes were
+// listed (until then no node is known, and none can be taken for gone).
+func (s *State) Node(name string) (n *Node, found, synced bool) {
+	n, found = s.tas.nodes[name]
+	return n, found, s.tas.synced
+}
+
+// NodeHolders lists the admissions whose topology assignments place pods
+// on the node (at the hostname level).
+func (s *State) NodeHolders(node string) []types.NamespacedName {
+	var out []types.NamespacedName
+	for key, a := range s.tas.holders {
+		for _, u := range a.Topology {
+			if placesOn(u.Assignment, node) {
+				out = append(out, key)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// placesOn says whether a hostname-level assignment names the node.
+func placesOn(ta *kueue.TopologyAssignment, node string) bool {
+	if ta == nil || len(ta.Levels) == 0 || ta.Levels[len(ta.Levels)-1] != corev1.LabelHostname {
+		return false
+	}
+	domains, err := tas.Domains(ta)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(domains, func(d tas.Domain) bool { return d.Values[len(d.Values)-1] == node })
+}

@@ -1,0 +1,120 @@
+package lifecycle
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/state"
+	"github.com/kuota-dev/kuota/internal/tas"
+)
+
+// NodeGrace is how long a pod stays on a node the node controller tainted
+// not-ready or unreachable when its own tolerations say nothing about it
+// (Kubernetes' DefaultTolerationSeconds).
+const NodeGrace = 300 * time.Second
+
+// NodeCheck is what the lifecycle reads of one node a workload's topology
+// assignment places pods on.
+type NodeCheck struct {
+	// Node is the node as the manager knows it, nil when it is gone.
+	Node *state.Node
+	// Tolerations are those of the PodSets placed there, with their
+	// flavors'.
+	Tolerations []corev1.Toleration
+}
+
+// AssignedNodes lists, per node, the PodSets an admission places there by
+// topology (assignments at the hostname level only).
+func AssignedNodes(adm *kueue.Admission) map[string][]kueue.PodSetReference {
+	if adm == nil {
+		return nil
+	}
+	var out map[string][]kueue.PodSetReference
+	for _, psa := range adm.PodSetAssignments {
+		ta := psa.TopologyAssignment
+		if ta == nil || len(ta.Levels) == 0 || ta.Levels[len(ta.Levels)-1] != corev1.LabelHostname {
+			continue
+		}
+		domains, err := tas.Domains(ta)
+		if err != nil {
+			continue
+		}
+		for _, d := range domains {
+			node := d.Values[len(d.Values)-1]
+			if out == nil {
+				out = map[string][]kueue.PodSetReference{}
+			}
+			if !slices.Contains(out[node], psa.Name) {
+				out[node] = append(out[node], psa.Name)
+			}
+		}
+	}
+	return out
+}
+
+// nodeFailures returns the eviction of an admitted workload whose pods were
+// placed on a node that failed: the node is gone, or tainted NoExecute in a
+// way its pods do not tolerate (for the node controller's not-ready and
+// unreachable taints, once NodeGrace has passed since the taint). It also
+// says when to look again (0: no need).
+func nodeFailures(v *View, now time.Time) (Step, time.Duration) {
+	var failed, why []string
+	var recheck time.Duration
+	for _, name := range sortedKeys(v.Nodes) {
+		nc := v.Nodes[name]
+		if nc.Node == nil {
+			failed, why = append(failed, name), append(why, fmt.Sprintf("node %s is gone", name))
+			continue
+		}
+		for i := range nc.Node.Taints {
+			t := &nc.Node.Taints[i]
+			if t.Effect != corev1.TaintEffectNoExecute || state.Tolerated([]corev1.Taint{*t}, nc.Tolerations) {
+				continue
+			}
+			if left := graceLeft(t, now); left > 0 {
+				recheck = minPositive(recheck, left)
+				continue
+			}
+			failed, why = append(failed, name), append(why, fmt.Sprintf("node %s has the taint %s:%s", name, t.Key, t.Effect))
+			break
+		}
+	}
+	if len(failed) == 0 {
+		return Step{}, recheck
+	}
+	return Step{Action: Evict, Reason: kueue.WorkloadEvictedByNodeFailures, Nodes: failed,
+		Message: "Pods of the workload were placed on failed nodes: " + strings.Join(why, "; ")}, 0
+}
+
+// graceLeft is what remains of NodeGrace for the node controller's
+// not-ready and unreachable taints (0 for other taints: they evict now).
+func graceLeft(t *corev1.Taint, now time.Time) time.Duration {
+	if t.Key != corev1.TaintNodeNotReady && t.Key != corev1.TaintNodeUnreachable {
+		return 0
+	}
+	if t.TimeAdded == nil {
+		return NodeGrace
+	}
+	return max(0, t.TimeAdded.Add(NodeGrace).Sub(now))
+}
+
+func minPositive(a, b time.Duration) time.Duration {
+	if a <= 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
