@@ -237,7 +237,10 @@ func (c *Cache) PriorityClass(name string) (int32, bool) {
 func (c *Cache) View(wl *kueue.Workload) lifecycle.View {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.viewLocked(wl)
+	v := c.viewLocked(wl)
+	// The caller reads priority classes after the lock is released.
+	v.PriorityClasses = c.PriorityClass
+	return v
 }
 
 func (c *Cache) viewLocked(wl *kueue.Workload) lifecycle.View {
