@@ -176,7 +176,12 @@ func complete(t *testing.T, ns, name string) {
 	})
 }
 
+// condition returns a condition of the Workload; nil when the Workload
+// does not exist (yet).
 func condition(wl *kueue.Workload, typ string) *metav1.Condition {
+	if wl == nil {
+		return nil
+	}
 	return meta.FindStatusCondition(wl.Status.Conditions, typ)
 }
 
