@@ -240,6 +240,9 @@ func (c *Cache) View(wl *kueue.Workload) lifecycle.View {
 	v := c.viewLocked(wl)
 	// The caller reads priority classes after the lock is released.
 	v.PriorityClasses = c.PriorityClass
+	// Only the workload controller checks nodes: placing a workload in the
+	// cache (viewLocked's other caller) does not decode its assignment.
+	v.Nodes = c.nodeChecksLocked(wl)
 	return v
 }
 
@@ -255,7 +258,6 @@ func (c *Cache) viewLocked(wl *kueue.Workload) lifecycle.View {
 		if cq, ok := c.state.ClusterQueue(adm.ClusterQueue); ok {
 			v.AdmittedIn = cq
 		}
-		v.Nodes = c.nodeChecksLocked(wl)
 	}
 	return v
 }

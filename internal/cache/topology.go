@@ -81,8 +81,8 @@ func noExecute(taints []corev1.Taint) []corev1.Taint {
 // PodSets' and flavors'); nil until the nodes were listed, and for a
 // workload MultiKueue runs in a worker.
 func (c *Cache) nodeChecksLocked(wl *kueue.Workload) map[string]lifecycle.NodeCheck {
-	if wl.Status.ClusterName != nil {
-		return nil // MultiKueue: the nodes are the worker's
+	if wl.Status.Admission == nil || wl.Status.ClusterName != nil {
+		return nil // no placement, or MultiKueue's: the nodes are the worker's
 	}
 	assigned := lifecycle.AssignedNodes(wl.Status.Admission)
 	if len(assigned) == 0 {

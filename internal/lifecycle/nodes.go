@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -36,16 +37,7 @@ func AssignedNodes(adm *kueue.Admission) map[string][]kueue.PodSetReference {
 	}
 	var out map[string][]kueue.PodSetReference
 	for _, psa := range adm.PodSetAssignments {
-		ta := psa.TopologyAssignment
-		if ta == nil || len(ta.Levels) == 0 || ta.Levels[len(ta.Levels)-1] != corev1.LabelHostname {
-			continue
-		}
-		domains, err := tas.Domains(ta)
-		if err != nil {
-			continue
-		}
-		for _, d := range domains {
-			node := d.Values[len(d.Values)-1]
+		for _, node := range tas.Nodes(psa.TopologyAssignment) {
 			if out == nil {
 				out = map[string][]kueue.PodSetReference{}
 			}
@@ -65,7 +57,7 @@ func AssignedNodes(adm *kueue.Admission) map[string][]kueue.PodSetReference {
 func nodeFailures(v *View, now time.Time) (Step, time.Duration) {
 	var failed, why []string
 	var recheck time.Duration
-	for _, name := range sortedKeys(v.Nodes) {
+	for _, name := range slices.Sorted(maps.Keys(v.Nodes)) {
 		nc := v.Nodes[name]
 		if nc.Node == nil {
 			failed, why = append(failed, name), append(why, fmt.Sprintf("node %s is gone", name))
@@ -73,7 +65,8 @@ func nodeFailures(v *View, now time.Time) (Step, time.Duration) {
 		}
 		for i := range nc.Node.Taints {
 			t := &nc.Node.Taints[i]
-			if t.Effect != corev1.TaintEffectNoExecute || state.Tolerated([]corev1.Taint{*t}, nc.Tolerations) {
+			if t.Effect != corev1.TaintEffectNoExecute ||
+				slices.ContainsFunc(nc.Tolerations, func(tol corev1.Toleration) bool { return state.Tolerates(&tol, t) }) {
 				continue
 			}
 			if left := graceLeft(t, now); left > 0 {
@@ -108,13 +101,4 @@ func minPositive(a, b time.Duration) time.Duration {
 		return b
 	}
 	return a
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

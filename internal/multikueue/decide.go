@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 )
@@ -144,7 +143,7 @@ func Decide(in Input) Decision {
 		switch rw := in.Remotes[c].Workload; {
 		case rw == nil:
 			d.CreateWorkload = append(d.CreateWorkload, c)
-		case evictedIn(rw) != "" && meta.IsStatusConditionTrue(rw.Status.Conditions, kueue.WorkloadEvicted):
+		case !finished(rw) && evicted(rw):
 			// A copy left from an earlier dispatch, evicted there: it
 			// goes, and a new one is made.
 			d.Delete = append(d.Delete, c)
@@ -257,7 +256,8 @@ func evictedIn(remote *kueue.Workload) string {
 	if finished(remote) {
 		return ""
 	}
-	if c := meta.FindStatusCondition(remote.Status.Conditions, kueue.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {
+	if evicted(remote) {
+		c := meta.FindStatusCondition(remote.Status.Conditions, kueue.WorkloadEvicted)
 		return fmt.Sprintf("%s: %s", c.Reason, c.Message)
 	}
 	if !reserved(remote) {
@@ -302,11 +302,14 @@ func withObjects(remotes map[string]Remote, keep string) []string {
 	return out
 }
 
+func evicted(wl *kueue.Workload) bool {
+	return meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted)
+}
+
 // holding says whether the manager's workload holds a quota reservation
 // it may keep: reserved, not evicted, not finished, not being deleted.
 func holding(wl *kueue.Workload) bool {
-	return wl.DeletionTimestamp.IsZero() && reserved(wl) && !finished(wl) &&
-		!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted)
+	return wl.DeletionTimestamp.IsZero() && reserved(wl) && !finished(wl) && !evicted(wl)
 }
 
 func reserved(wl *kueue.Workload) bool {

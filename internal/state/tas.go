@@ -411,24 +411,9 @@ func (s *State) Node(name string) (n *Node, found, synced bool) {
 func (s *State) NodeHolders(node string) []types.NamespacedName {
 	var out []types.NamespacedName
 	for key, a := range s.tas.holders {
-		for _, u := range a.Topology {
-			if placesOn(u.Assignment, node) {
-				out = append(out, key)
-				break
-			}
+		if slices.ContainsFunc(a.Topology, func(u TopologyUse) bool { return slices.Contains(tas.Nodes(u.Assignment), node) }) {
+			out = append(out, key)
 		}
 	}
 	return out
-}
-
-// placesOn says whether a hostname-level assignment names the node.
-func placesOn(ta *kueue.TopologyAssignment, node string) bool {
-	if ta == nil || len(ta.Levels) == 0 || ta.Levels[len(ta.Levels)-1] != corev1.LabelHostname {
-		return false
-	}
-	domains, err := tas.Domains(ta)
-	if err != nil {
-		return false
-	}
-	return slices.ContainsFunc(domains, func(d tas.Domain) bool { return d.Values[len(d.Values)-1] == node })
 }

@@ -94,6 +94,24 @@ func Domains(a *kueue.TopologyAssignment) ([]Domain, error) {
 	return out, nil
 }
 
+// Nodes returns the nodes an assignment at the hostname level places pods
+// on, in order (nil for an assignment at another level, or a malformed
+// one).
+func Nodes(a *kueue.TopologyAssignment) []string {
+	if a == nil || len(a.Levels) == 0 || a.Levels[len(a.Levels)-1] != corev1.LabelHostname {
+		return nil
+	}
+	domains, err := Domains(a)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, len(domains))
+	for i, d := range domains {
+		out[i] = d.Values[len(d.Values)-1]
+	}
+	return out
+}
+
 // checkSlice reports the first malformed field of s, relative to the slice.
 func checkSlice(nLevels int, s *kueue.TopologyAssignmentSlice) error {
 	n := int(s.DomainCount)

@@ -115,12 +115,11 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	var pods podsOf
+	pods := podsOf{remote: map[string][]corev1.Pod{}}
 	if job == nil {
 		if pods.local, pods.is, err = r.localPods(ctx, &wl); err != nil {
 			return ctrl.Result{}, err
 		}
-		pods.remote = map[string][]corev1.Pod{}
 	}
 	in := multikueue.Input{Workload: &wl, Check: check, Clusters: multikueue.Usable(cfg, active),
 		Remotes: map[string]multikueue.Remote{}, WorkerLostTimeout: r.WorkerLostTimeout, Dispatch: r.Dispatch, Now: time.Now()}

@@ -17,6 +17,7 @@ import (
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/jobframework"
+	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
 // withPods adds the pod integration to a test configuration.
@@ -86,19 +87,7 @@ func runsInWorker1(t *testing.T, ns string, wlKey client.ObjectKey, pods []*core
 		return nil
 	})
 	for _, p := range pods {
-		eventually(t, "pod "+p.Name+" is started in worker1", func() error {
-			var rp corev1.Pod
-			if err := worker1.Client.Get(ctx, client.ObjectKeyFromObject(p), &rp); err != nil {
-				return err
-			}
-			if rp.Labels[jobframework.PrebuiltWorkloadLabel] != wlKey.Name || rp.Labels[kueue.MultiKueueOriginLabel] != "multikueue" {
-				return fmt.Errorf("labels %v", rp.Labels)
-			}
-			if jobframework.IsGated(&rp) {
-				return fmt.Errorf("still gated")
-			}
-			return nil
-		})
+		waitStarted(t, worker1, "worker1", p, wlKey.Name)
 	}
 	setWorkerPods(t, pods, corev1.PodRunning)
 	for _, p := range pods {
@@ -127,6 +116,27 @@ func runsInWorker1(t *testing.T, ns string, wlKey client.ObjectKey, pods []*core
 			if err := worker1.Client.Get(ctx, client.ObjectKeyFromObject(p), &rp); !apierrors.IsNotFound(err) && (err != nil || rp.DeletionTimestamp.IsZero()) {
 				return fmt.Errorf("pod %s is still in worker1 (%v)", p.Name, err)
 			}
+		}
+		return nil
+	})
+}
+
+// waitStarted waits for a pod's copy in a worker to be ungated by the
+// worker's Kuota, carrying the origin label and, when workload is set,
+// naming that Workload as its prebuilt one.
+func waitStarted(t *testing.T, e *framework.Env, worker string, p *corev1.Pod, workload string) {
+	t.Helper()
+	eventually(t, "pod "+p.Name+" is started in "+worker, func() error {
+		var rp corev1.Pod
+		if err := e.Client.Get(context.Background(), client.ObjectKeyFromObject(p), &rp); err != nil {
+			return err
+		}
+		if rp.Labels[kueue.MultiKueueOriginLabel] != "multikueue" ||
+			(workload != "" && rp.Labels[jobframework.PrebuiltWorkloadLabel] != workload) {
+			return fmt.Errorf("labels %v", rp.Labels)
+		}
+		if jobframework.IsGated(&rp) {
+			return fmt.Errorf("still gated")
 		}
 		return nil
 	})
@@ -165,16 +175,7 @@ func TestPlainPodEvictedInItsWorkerRunsElsewhere(t *testing.T) {
 	startManager(t, worker1, withPods)
 	p := plainPod(ns, "again")
 	create(t, manager, p)
-	eventually(t, "the pod is started in worker1", func() error {
-		var rp corev1.Pod
-		if err := worker1.Client.Get(context.Background(), client.ObjectKeyFromObject(p), &rp); err != nil {
-			return err
-		}
-		if jobframework.IsGated(&rp) {
-			return fmt.Errorf("still gated")
-		}
-		return nil
-	})
+	waitStarted(t, worker1, "worker1", p, "")
 	setWorkerPods(t, []*corev1.Pod{p}, corev1.PodRunning)
 	eventually(t, "the manager's pod mirrors the run", func() error {
 		get(t, manager, client.ObjectKeyFromObject(p), p)
@@ -185,16 +186,7 @@ func TestPlainPodEvictedInItsWorkerRunsElsewhere(t *testing.T) {
 	})
 	stopQueue(t, worker1, ns+"-cq")
 	startManager(t, worker2, withPods)
-	eventually(t, "the pod is started in worker2", func() error {
-		var rp corev1.Pod
-		if err := worker2.Client.Get(context.Background(), client.ObjectKeyFromObject(p), &rp); err != nil {
-			return err
-		}
-		if jobframework.IsGated(&rp) {
-			return fmt.Errorf("still gated")
-		}
-		return nil
-	})
+	waitStarted(t, worker2, "worker2", p, "")
 	eventually(t, "the manager's pod is kept, gated, and mirrors its new copy", func() error {
 		get(t, manager, client.ObjectKeyFromObject(p), p)
 		if p.Status.Phase != corev1.PodPending || !jobframework.IsGated(p) || !p.DeletionTimestamp.IsZero() {
