@@ -202,3 +202,11 @@ func Inactive(wl *kueue.Workload, now metav1.Time) *kueue.WorkloadStatus {
 	st.RequeueState = nil
 	return st
 }
+
+// Finished returns the status that marks the workload finished with reason
+// (for instance kueue.WorkloadSliceReplaced) and message.
+func Finished(wl *kueue.Workload, reason, message string, now metav1.Time) *kueue.WorkloadStatus {
+	st := AdmissionStatus(wl)
+	SetCondition(&st.Conditions, kueue.WorkloadFinished, metav1.ConditionTrue, reason, message, wl.Generation, now)
+	return st
+}

@@ -75,6 +75,9 @@ type Cache struct {
 	// poisoned holds workloads set aside after deciding them failed, with
 	// the generation they were set aside at.
 	poisoned map[Key]int64
+	// replacers maps an elastic job's admitted slice to the slice that
+	// replaces it (slices.go).
+	replacers map[Key]Key
 	// revisits are the workloads the workload controller should
 	// reconcile again (revisits.go).
 	revisits revisitSet
@@ -107,6 +110,7 @@ func New(opts lifecycle.Options) *Cache {
 		assumed:    map[Key]string{},
 		own:        map[Key]ownChain{},
 		poisoned:   map[Key]int64{},
+		replacers:  map[Key]Key{},
 		runtimes:   runtimeHistory{},
 		fair:       fairAdmission{ledgers: map[LocalQueueKey]*afs.Ledger{}, weights: map[LocalQueueKey]float64{}},
 		revisits:   newRevisitSet(),

@@ -51,6 +51,14 @@ func (c *Cache) placeLocked(wl *kueue.Workload) *state.Admitted {
 	key := lifecycle.KeyOf(wl)
 	v := c.viewLocked(wl)
 	place := lifecycle.Place(wl, &v)
+	replaced, isSlice := lifecycle.ReplacedSlice(wl)
+	if isSlice {
+		c.replacers[replaced] = key
+	}
+	if place == lifecycle.Holding && c.replacedLocked(key) {
+		// The slice that replaces it holds the job's quota now.
+		place = lifecycle.Aside
+	}
 	if gen, ok := c.poisoned[key]; ok {
 		if gen != wl.Generation || place != lifecycle.Queued {
 			delete(c.poisoned, key)
@@ -92,13 +100,18 @@ func (c *Cache) placeLocked(wl *kueue.Workload) *state.Admitted {
 		}
 		changed = c.holdLocked(a)
 	case lifecycle.Queued:
-		changed = c.queueLocked(lifecycle.Info(wl, &v, &c.opts))
+		info := lifecycle.Info(wl, &v, &c.opts)
+		if isSlice {
+			c.asReplacementLocked(info, wl, replaced, &v)
+		}
+		changed = c.queueLocked(info)
 	case lifecycle.Aside:
 		changed = c.asideLocked(key, wl.ResourceVersion)
 	}
 	if changed {
 		c.notify()
 	}
+	c.slicesMovedLocked(key, place, replaced, isSlice)
 	return released
 }
 

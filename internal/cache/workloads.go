@@ -153,6 +153,7 @@ func (c *Cache) Assume(a *state.Admitted, resourceVersion string) error {
 	c.chargeLocked(a, 1)
 	c.assumed[a.Key] = resourceVersion
 	c.queues.Delete(a.Key)
+	c.replacedByAssumeLocked(a.Key)
 	c.notify()
 	return nil
 }

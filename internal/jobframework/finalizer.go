@@ -3,6 +3,7 @@ package jobframework
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -177,6 +178,26 @@ func (r *Reconciler) releaseWhenPodsGone(ctx context.Context, wl *kueue.Workload
 // Succeeded or Failed. A pod being deleted counts until it is gone: its
 // containers may still run through a long grace period.
 func (r *Reconciler) runningPods(ctx context.Context, ns string, uid types.UID) (int, error) {
+	pods, err := r.jobPods(ctx, ns, uid)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range pods {
+		if !terminal(&pods[i]) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// terminal reports a pod that Succeeded or Failed.
+func terminal(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// jobPods lists the pods of the job with that UID, from the API server.
+func (r *Reconciler) jobPods(ctx context.Context, ns string, uid types.UID) ([]corev1.Pod, error) {
 	reader := r.PodReader
 	if reader == nil {
 		reader = r.Client
@@ -188,21 +209,15 @@ func (r *Reconciler) runningPods(ctx context.Context, ns string, uid types.UID) 
 	}
 	var pods corev1.PodList
 	if err := reader.List(ctx, &pods, opts...); err != nil {
-		return 0, fmt.Errorf("listing the pods of job %s: %w", uid, err)
+		return nil, fmt.Errorf("listing the pods of job %s: %w", uid, err)
 	}
-	n := 0
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if !bySelector {
-			if ref := metav1.GetControllerOfNoCopy(p); ref == nil || ref.UID != uid {
-				continue
-			}
-		}
-		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-			n++
-		}
+	if bySelector {
+		return pods.Items, nil
 	}
-	return n, nil
+	return slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool {
+		ref := metav1.GetControllerOfNoCopy(&p)
+		return ref == nil || ref.UID != uid
+	}), nil
 }
 
 // finalizeOthers handles the Workloads of the job's name that the live job

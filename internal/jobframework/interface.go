@@ -110,6 +110,10 @@ type Integration struct {
 	AddToScheme func(*runtime.Scheme) error
 	// SetupWebhook registers the kind's mutating and validating webhooks.
 	SetupWebhook func(mgr ctrl.Manager, opts Options) error
+	// Elastic is set for the kinds whose jobs may change their pod counts
+	// while they run, when annotated kueue.ElasticJobAnnotation
+	// (elastic.go).
+	Elastic bool
 
 	// The fields below serve the kinds that are not one job object with
 	// spec.suspend: plain pods and pod groups, and the parents whose pods

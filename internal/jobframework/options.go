@@ -39,6 +39,10 @@ type Options struct {
 	// leaves their children (Jobs, pods) alone, as it does a queued
 	// kind's.
 	External []schema.GroupKind
+	// ElasticJobs lets the jobs of the kinds that support it
+	// (Integration.Elastic) opt in to changing their pod counts while
+	// they run (gate ElasticJobsViaWorkloadSlices, on by default).
+	ElasticJobs bool
 }
 
 // EnabledIntegration returns the enabled integration of that name.
@@ -66,6 +70,9 @@ func OptionsFrom(cfg *configapi.Configuration) (Options, error) {
 	o := Options{
 		ManageJobsWithoutQueueName: cfg.ManageJobsWithoutQueueName,
 		WaitForPodsReady:           cfg.WaitForPodsReady != nil && cfg.WaitForPodsReady.Timeout.Duration > 0,
+	}
+	if on, set := cfg.FeatureGates["ElasticJobsViaWorkloadSlices"]; !set || on {
+		o.ElasticJobs = true
 	}
 	if cfg.Integrations != nil {
 		o.LabelKeysToCopy = cfg.Integrations.LabelKeysToCopy

@@ -127,8 +127,14 @@ func (r *Reconciler) reconcileJob(ctx context.Context, job Job) (ctrl.Result, er
 	if err := loadPrerequisites(ctx, r.Client, job); err != nil {
 		return ctrl.Result{}, err
 	}
-	wl, err := r.workloadOf(ctx, obj)
-	if err != nil {
+	var wl *kueue.Workload
+	var err error
+	if r.elastic(job) {
+		var acted bool
+		if wl, acted, err = r.elasticWorkload(ctx, job); acted || err != nil {
+			return ctrl.Result{}, err
+		}
+	} else if wl, err = r.workloadOf(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
 	if wl != nil && isFinished(wl) && hasFinalizer(wl) {

@@ -80,13 +80,17 @@ func (r *Reconciler) stop(ctx context.Context, job Job, wl *kueue.Workload) (ctr
 
 // syncRunning keeps a running job's Workload up to date: its PodsReady
 // condition (with waitForPodsReady) and its reclaimable pods. A job that
-// grew beyond its admission is stopped and queued again (resize).
+// grew beyond its admission is stopped and queued again (resize), unless
+// it is elastic: then its held pods are let go up to its admission.
 func (r *Reconciler) syncRunning(ctx context.Context, job Job, wl *kueue.Workload) error {
-	msg, err := outgrown(job, wl)
-	if err != nil {
+	if r.elastic(job) {
+		// Its counts are followed by slices (elastic.go).
+		if err := r.ungate(ctx, job, wl); err != nil {
+			return err
+		}
+	} else if msg, err := outgrown(job, wl); err != nil {
 		return err
-	}
-	if msg != "" && wl.Labels[JobUIDLabel] != "" {
+	} else if msg != "" && wl.Labels[JobUIDLabel] != "" {
 		return r.resize(ctx, job, wl, msg)
 	}
 	if r.Options.WaitForPodsReady {

@@ -26,6 +26,9 @@ type Webhook struct {
 	Options     Options
 	// Validate, when set, adds the kind's own checks; old is nil on create.
 	Validate func(old, job Job) field.ErrorList
+	// Mutate, when set, completes a managed job after the shared
+	// defaulting (for instance the elastic gate of its pod template).
+	Mutate func(job Job)
 }
 
 var labelsPath = field.NewPath("metadata", "labels")
@@ -58,6 +61,9 @@ func (w *Webhook) Default(ctx context.Context, obj client.Object) error {
 	}
 	job := w.Integration.NewJob(obj)
 	job.Suspend()
+	if w.Mutate != nil {
+		w.Mutate(job)
+	}
 	return w.defaultManagedBy(ctx, job)
 }
 
@@ -152,8 +158,35 @@ func (w *Webhook) checkAdmitted(ctx context.Context, obj client.Object, suspend 
 	if name == "" {
 		name = WorkloadName(obj.GetName(), obj.GetUID(), w.Integration.GVK)
 	}
+	if w.Integration.Elastic && w.Options.ElasticJobs && IsElastic(obj) {
+		if slice := w.admittedSlice(ctx, obj); slice != "" {
+			name = slice
+		}
+	}
 	return CheckAdmitted(ctx, w.Client, types.NamespacedName{Namespace: obj.GetNamespace(), Name: name},
 		suspend, "the job is queued by Kuota and may start only once its Workload %s is admitted")
+}
+
+// admittedSlice names the admitted Workload slice of an elastic job (its
+// slices after the first have names of their own); "" when the cache shows
+// none.
+func (w *Webhook) admittedSlice(ctx context.Context, obj client.Object) string {
+	lister := w.Client
+	if lf, ok := w.Client.(LiveFallback); ok {
+		lister = lf.Cached
+	}
+	var list kueue.WorkloadList
+	if err := lister.List(ctx, &list, client.InNamespace(obj.GetNamespace()),
+		client.MatchingFields{IndexWorkloadJob: jobIndexKey(w.Integration.GVK.GroupKind(), obj.GetName())}); err != nil {
+		return ""
+	}
+	for i := range list.Items {
+		wl := &list.Items[i]
+		if wl.Labels[JobUIDLabel] == string(obj.GetUID()) && !isFinished(wl) && IsAdmitted(wl) {
+			return wl.Name
+		}
+	}
+	return ""
 }
 
 // suspendField is the path of the field that holds the job.

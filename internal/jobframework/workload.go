@@ -93,12 +93,13 @@ func BuildWorkload(ctx context.Context, c client.Reader, obj client.Object, name
 // copiedAnnotations copies the job's annotations its Workload carries: the
 // admission gates (kueue.AdmissionGatedByAnnotation), and those the
 // ProvisioningRequest admission check passes to cluster-autoscaler as
-// parameters (provisioning.ParameterAnnotationPrefix); an empty map when
-// it has none.
+// parameters (provisioning.ParameterAnnotationPrefix), and the elastic-job
+// opt-in (kueue.ElasticJobAnnotation); an empty map when it has none.
 func copiedAnnotations(obj client.Object) map[string]string {
 	out := map[string]string{}
 	for k, v := range obj.GetAnnotations() {
-		if strings.HasPrefix(k, provisioning.ParameterAnnotationPrefix) || k == kueue.AdmissionGatedByAnnotation {
+		if strings.HasPrefix(k, provisioning.ParameterAnnotationPrefix) || k == kueue.AdmissionGatedByAnnotation ||
+			k == kueue.ElasticJobAnnotation && v == "true" {
 			out[k] = v
 		}
 	}

@@ -24,12 +24,13 @@ import (
 func (s *Scheduler) admit(ctx context.Context, d *scheduling.Decision, snap *state.Snapshot, now time.Time) {
 	w := d.Workload
 	cq := snap.ClusterQueues[w.ClusterQueue]
-	admission := scheduling.AdmissionOf(w.ClusterQueue, d.Assignment)
+	asg := scheduling.WholeAssignment(w, d.Assignment)
+	admission := scheduling.AdmissionOf(w.ClusterQueue, asg)
 	checks := lifecycle.ApplicableChecks(cq, admission)
 	a := &state.Admitted{
 		Key: w.Key, UID: w.UID, ClusterQueue: w.ClusterQueue, LocalQueue: w.LocalQueue,
 		Admitted: len(checks) == 0, Priority: w.Priority, QueueOrderTime: w.QueueOrderTime,
-		Usage: d.Assignment.Usage, MinUsage: scheduling.MinUsage(w.Shape, d.Assignment), ReservedAt: now.UnixNano(),
+		Usage: asg.Usage, MinUsage: scheduling.MinUsage(w.Shape, asg), ReservedAt: now.UnixNano(),
 		Topology: lifecycle.TopologyUses(admission),
 	}
 	if err := s.Cache.Assume(a, w.ResourceVersion); err != nil {
@@ -57,6 +58,9 @@ func (s *Scheduler) admit(ctx context.Context, d *scheduling.Decision, snap *sta
 			return
 		}
 		s.refusals.succeeded(w.Key)
+		if w.Replaces != nil {
+			s.finishReplaced(ctx, wl, w.Replaces, now)
+		}
 		waited := now.Sub(lifecycle.QueuedSince(wl))
 		s.Recorder.Eventf(wl, corev1.EventTypeNormal, "QuotaReserved", "Quota reserved in ClusterQueue %s, wait time since queued was %.0fs",
 			w.ClusterQueue, waited.Seconds())

@@ -23,7 +23,7 @@ func (c *cycle) evaluateHead(cur *cursor) bool {
 		cur.pos++
 		return false
 	}
-	if i, ok := cur.failedBefore(w); ok {
+	if i, ok := cur.failedBefore(w); ok && w.Replaces == nil {
 		prev := &c.result.Decisions[i]
 		c.decide(Decision{Workload: w, Reason: prev.Reason, Message: prev.Message, Assignment: prev.Assignment, Deferred: prev.Deferred,
 			BehindHolder: cur.holders[w.Shape]})
@@ -41,7 +41,11 @@ func (c *cycle) evaluateHead(cur *cursor) bool {
 		return false
 	}
 	asg, hinted := c.assignHinted(cur, w)
-	if !hinted {
+	switch {
+	case hinted:
+	case w.Replaces != nil:
+		asg = c.assignReplacement(cur, w)
+	default:
 		asg = c.assigner.Assign(cur.cq, cur.node, w.Shape, nil)
 	}
 	if asg.Mode == flavors.NoFit && w.Shape.HasPartialAdmission() {
@@ -81,7 +85,9 @@ func (c *cycle) refuse(cur *cursor, w *workload.Info, d Decision, priority int32
 		c.blockRest(cur, w)
 		return
 	}
-	cur.fail(failKey{shape: w.Shape, priority: priority}, len(c.result.Decisions)-1)
+	if w.Replaces == nil { // a replacement's refusal depends on its pinned flavors
+		cur.fail(failKey{shape: w.Shape, priority: priority}, len(c.result.Decisions)-1)
+	}
 }
 
 // hold notes that a workload of the shape holds quota this cycle.
@@ -137,7 +143,9 @@ func (c *cycle) preemptForHead(cur *cursor) {
 			Message: "the search for workloads to preempt is deferred to the next cycle"}
 		c.decide(d)
 		cur.pos++
-		cur.fail(failKey{shape: w.Shape, priority: deferredKey}, len(c.result.Decisions)-1)
+		if w.Replaces == nil {
+			cur.fail(failKey{shape: w.Shape, priority: deferredKey}, len(c.result.Decisions)-1)
+		}
 		return
 	}
 	finder := c.victimFinder()

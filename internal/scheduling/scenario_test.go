@@ -87,6 +87,19 @@ type scenarioWorkload struct {
 	// reason (its hint's victims).
 	EarlierVictims map[string]string `json:"earlierVictims"`
 	PodSets        []scenarioPodSet  `json:"podSets"`
+	// Replaces, for a slice of an elastic job that grows, is the admitted
+	// workload it replaces (workload.Info.Replaces): the pod sets' counts
+	// are then the pods it adds.
+	Replaces *scenarioReplaces `json:"replaces"`
+}
+
+// scenarioReplaces names the replaced workload, the slice's whole counts
+// per PodSet and the replaced workload's flavors (PodSet -> resource ->
+// flavor).
+type scenarioReplaces struct {
+	Name    string                       `json:"name"`
+	Counts  map[string]int32             `json:"counts"`
+	Flavors map[string]map[string]string `json:"flavors"`
 }
 
 type scenarioPodSet struct {
@@ -215,6 +228,17 @@ func (sc *scenario) queues() []workload.Queue {
 				a := sc.admittedNamed(name)
 				info.Hint.Victims = append(info.Hint.Victims, workload.Victim{Key: key(a.Namespace, a.Name), UID: types.UID(a.Name),
 					ClusterQueue: kueue.ClusterQueueReference(a.ClusterQueue), Reason: w.EarlierVictims[name]})
+			}
+		}
+		if r := w.Replaces; r != nil {
+			info.Replaces = &workload.Replacement{Key: key(w.Namespace, r.Name), UID: types.UID(r.Name)}
+			for _, ps := range info.Shape.PodSets {
+				info.Replaces.Counts = append(info.Replaces.Counts, r.Counts[string(ps.Name)])
+				pins := map[corev1.ResourceName]kueue.ResourceFlavorReference{}
+				for res, f := range r.Flavors[string(ps.Name)] {
+					pins[corev1.ResourceName(res)] = kueue.ResourceFlavorReference(f)
+				}
+				info.Replaces.Flavors = append(info.Replaces.Flavors, pins)
 			}
 		}
 		byCQ[w.ClusterQueue] = append(byCQ[w.ClusterQueue], info)

@@ -48,6 +48,22 @@ type Info struct {
 	// for; it is tried first, so the workload takes the quota that was
 	// freed for it rather than choosing anew.
 	Hint *Hint
+	// Replaces, for a slice of an elastic job that grows, is the admitted
+	// slice it replaces: the Shape then asks only for the pods added, on
+	// the flavors the replaced slice holds, and an admission takes over
+	// the replaced slice's quota (see docs/design/elastic.md).
+	Replaces *Replacement
+}
+
+// Replacement is the admitted slice a growing elastic workload replaces.
+type Replacement struct {
+	Key types.NamespacedName
+	UID types.UID
+	// Counts are the workload's whole pod counts per PodSet (the Shape's
+	// are what it adds).
+	Counts []int32
+	// Flavors are the replaced slice's flavors per PodSet and resource.
+	Flavors []map[corev1.ResourceName]kueue.ResourceFlavorReference
 }
 
 // Hint pins an evaluation to an earlier assignment: per PodSet, the pod

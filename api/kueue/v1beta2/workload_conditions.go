@@ -97,3 +97,21 @@ const (
 // hold back the quota reservation until each is removed; gates are set at
 // creation and may later only be removed.
 const AdmissionGatedByAnnotation = "kueue.x-k8s.io/admission-gated-by"
+
+// Elastic jobs (workload slices).
+const (
+	// ElasticJobAnnotation, "true" on a job (and copied to its
+	// Workloads), lets the job change its pod counts while it runs: a
+	// lower count is written into its Workload, a higher one is admitted
+	// as a new Workload slice that replaces the running one.
+	ElasticJobAnnotation = "kueue.x-k8s.io/elastic-job"
+	// ElasticJobSchedulingGate holds the pods of an elastic job until the
+	// slice that counts them is admitted.
+	ElasticJobSchedulingGate = "kueue.x-k8s.io/elastic-job"
+	// WorkloadSliceReplacementForAnnotation, on a Workload slice, is the
+	// "<namespace>/<name>" of the admitted slice it replaces.
+	WorkloadSliceReplacementForAnnotation = "kueue.x-k8s.io/workload-slice-replacement-for"
+	// WorkloadSliceNameAnnotation, on a Workload slice, is the name of the
+	// first Workload of the chain of slices.
+	WorkloadSliceNameAnnotation = "kueue.x-k8s.io/workload-slice-name"
+)

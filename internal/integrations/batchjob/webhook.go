@@ -4,10 +4,12 @@ import (
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/jobframework"
 )
 
@@ -25,18 +27,34 @@ var Integration = jobframework.Integration{
 	GVK:          GVK,
 	NewJob:       New,
 	SetupWebhook: setupWebhook,
+	Elastic:      true,
 }
 
 func setupWebhook(mgr ctrl.Manager, opts jobframework.Options) error {
-	in := jobframework.Integration{Name: "batch/job", GVK: GVK, NewJob: New}
-	w := &jobframework.Webhook{Client: jobframework.LiveFallback{Cached: mgr.GetClient(), Live: mgr.GetAPIReader()}, Integration: in, Options: opts, Validate: validate}
+	in := jobframework.Integration{Name: "batch/job", GVK: GVK, NewJob: New, Elastic: true}
+	w := &jobframework.Webhook{Client: jobframework.LiveFallback{Cached: mgr.GetClient(), Live: mgr.GetAPIReader()}, Integration: in, Options: opts,
+		Validate: validate, Mutate: func(job jobframework.Job) { gateElastic(job, opts) }}
 	return jobframework.SetupWebhook(mgr, &batchv1.Job{}, w)
+}
+
+// gateElastic holds the pods of an elastic Job (kueue.ElasticJobAnnotation)
+// with kueue.ElasticJobSchedulingGate: the job reconciler lets them go as
+// its admitted Workload slice allows.
+func gateElastic(job jobframework.Job, opts jobframework.Options) {
+	j := job.(*Job).job
+	if !opts.ElasticJobs || !jobframework.IsElastic(j) {
+		return
+	}
+	j.Spec.Template.Spec.SchedulingGates = jobframework.AppendGates(j.Spec.Template.Spec.SchedulingGates,
+		corev1.PodSchedulingGate{Name: kueue.ElasticJobSchedulingGate})
 }
 
 var annotationsPath = field.NewPath("metadata", "annotations")
 
-// validate checks the partial admission annotation: a whole number between
-// 1 and the Job's parallelism, fixed while the Job runs.
+// validate checks the partial admission annotation (a whole number between
+// 1 and the Job's parallelism, fixed while the Job runs, as is the
+// parallelism it applies to) and the elastic-job annotation (set at
+// creation only, never with partial admission).
 func validate(old, job jobframework.Job) field.ErrorList {
 	j := job.(*Job).job
 	var errs field.ErrorList
@@ -50,12 +68,24 @@ func validate(old, job jobframework.Job) field.ErrorList {
 			errs = append(errs, field.Invalid(path, v, "must be between 1 and spec.parallelism"))
 		}
 	}
+	if _, partial := j.Annotations[MinParallelismAnnotation]; partial && jobframework.IsElastic(j) {
+		errs = append(errs, field.Forbidden(annotationsPath.Key(MinParallelismAnnotation),
+			"cannot be used by an elastic job ("+kueue.ElasticJobAnnotation+")"))
+	}
 	if old == nil {
 		return errs
 	}
 	o := old.(*Job).job
-	if !old.IsSuspended() && !job.IsSuspended() && o.Annotations[MinParallelismAnnotation] != j.Annotations[MinParallelismAnnotation] {
+	running := !old.IsSuspended() && !job.IsSuspended()
+	if running && o.Annotations[MinParallelismAnnotation] != j.Annotations[MinParallelismAnnotation] {
 		errs = append(errs, field.Forbidden(annotationsPath.Key(MinParallelismAnnotation), "cannot change while the job runs"))
+	}
+	if _, partial := j.Annotations[MinParallelismAnnotation]; partial && running &&
+		ptr.Deref(o.Spec.Parallelism, 1) != ptr.Deref(j.Spec.Parallelism, 1) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "parallelism"), "cannot change while the job runs with partial admission ("+MinParallelismAnnotation+")"))
+	}
+	if o.Annotations[kueue.ElasticJobAnnotation] != j.Annotations[kueue.ElasticJobAnnotation] {
+		errs = append(errs, field.Forbidden(annotationsPath.Key(kueue.ElasticJobAnnotation), "cannot be added, changed or removed after the job is created"))
 	}
 	return errs
 }

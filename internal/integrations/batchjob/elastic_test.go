@@ -1,0 +1,66 @@
+package batchjob
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/utils/ptr"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/jobframework"
+)
+
+// The webhook holds an elastic Job's pods with the elastic gate, only when
+// the feature is on and the Job opts in.
+func TestElasticJobTemplateIsGated(t *testing.T) {
+	on := jobframework.Options{ElasticJobs: true}
+	j := newJob(ptr.To[int32](3), nil)
+	j.Annotations[kueue.ElasticJobAnnotation] = "true"
+	gateElastic(New(j), on)
+	gateElastic(New(j), on) // once only
+	if gates := j.Spec.Template.Spec.SchedulingGates; len(gates) != 1 || gates[0].Name != kueue.ElasticJobSchedulingGate {
+		t.Fatalf("gates %v, want the elastic gate once", gates)
+	}
+	plain := newJob(ptr.To[int32](3), nil)
+	gateElastic(New(plain), on)
+	off := newJob(ptr.To[int32](3), nil)
+	off.Annotations[kueue.ElasticJobAnnotation] = "true"
+	gateElastic(New(off), jobframework.Options{})
+	if len(plain.Spec.Template.Spec.SchedulingGates)+len(off.Spec.Template.Spec.SchedulingGates) != 0 {
+		t.Fatal("a Job that does not opt in, or with the feature off, must not be gated")
+	}
+}
+
+// The elastic opt-in is fixed at creation and excludes partial admission;
+// a partially admitted Job cannot change its parallelism while it runs.
+func TestValidateElasticAndPartialAdmission(t *testing.T) {
+	both := newJob(ptr.To[int32](4), nil)
+	both.Annotations[kueue.ElasticJobAnnotation] = "true"
+	both.Annotations[MinParallelismAnnotation] = "2"
+	if errs := validate(nil, New(both)); len(errs) != 1 || !strings.Contains(errs[0].Field, MinParallelismAnnotation) {
+		t.Errorf("elastic with partial admission: %v", errs)
+	}
+
+	running := func(annotations map[string]string, parallelism int32) jobframework.Job {
+		j := newJob(ptr.To(parallelism), nil)
+		j.Spec.Suspend = ptr.To(false)
+		for k, v := range annotations {
+			j.Annotations[k] = v
+		}
+		return New(j)
+	}
+	elastic := map[string]string{kueue.ElasticJobAnnotation: "true"}
+	if errs := validate(running(elastic, 2), running(elastic, 6)); len(errs) != 0 {
+		t.Errorf("an elastic Job scaling while it runs: %v", errs)
+	}
+	if errs := validate(running(nil, 2), running(elastic, 2)); len(errs) != 1 || !strings.Contains(errs[0].Field, kueue.ElasticJobAnnotation) {
+		t.Errorf("adding the opt-in: %v", errs)
+	}
+	if errs := validate(running(elastic, 2), running(nil, 2)); len(errs) != 1 {
+		t.Errorf("removing the opt-in: %v", errs)
+	}
+	partial := map[string]string{MinParallelismAnnotation: "1"}
+	if errs := validate(running(partial, 2), running(partial, 3)); len(errs) != 1 || errs[0].Field != "spec.parallelism" {
+		t.Errorf("a partially admitted Job scaling while it runs: %v", errs)
+	}
+}
