@@ -43,6 +43,8 @@ type pendingNote struct {
 	reason, message string
 	warn            bool
 	shape           *workload.Shape
+	// counts, for a growing slice, are its whole counts per PodSet.
+	counts []int32
 }
 
 // pendingEntry is what is known of one workload: what was last written

@@ -54,7 +54,11 @@ func (s *Scheduler) writePending(ctx context.Context, d *scheduling.Decision, no
 // before it is due and never get one.
 func (s *Scheduler) writeWaiting(ctx context.Context, w *workload.Info, reason string, explain func() string, warn bool, now time.Time) {
 	s.pending.note(w.Key, reason, now, func() pendingNote {
-		return pendingNote{reason: reason, message: explain(), warn: warn, shape: w.Shape}
+		n := pendingNote{reason: reason, message: explain(), warn: warn, shape: w.Shape}
+		if w.Replaces != nil {
+			n.counts = w.Replaces.Counts
+		}
+		return n
 	})
 }
 
@@ -84,7 +88,7 @@ func (s *Scheduler) sendPending(ctx context.Context, key types.NamespacedName, n
 	// older view already reads like the note).
 	seen := wl.ResourceVersion
 	wl.ResourceVersion = s.Cache.Rebase(key, seen)
-	st, changed := apply.Pending(&wl, n.reason, n.message, ResourceRequests(n.shape), metav1.NewTime(now))
+	st, changed := apply.Pending(&wl, n.reason, n.message, ResourceRequests(n.shape, n.counts), metav1.NewTime(now))
 	if !changed && wl.ResourceVersion == seen {
 		return
 	}
@@ -102,19 +106,25 @@ func (s *Scheduler) sendPending(ctx context.Context, key types.NamespacedName, n
 }
 
 // ResourceRequests lists the total requests of each PodSet of a shape, as
-// status.resourceRequests shows them (the internal pods count left out).
-func ResourceRequests(shape *workload.Shape) []kueue.PodSetRequest {
+// status.resourceRequests shows them (the internal pods count left out),
+// at counts when given (a growing slice's whole size; its shape counts the
+// pods it adds).
+func ResourceRequests(shape *workload.Shape, counts []int32) []kueue.PodSetRequest {
 	if shape == nil {
 		return nil
 	}
 	out := make([]kueue.PodSetRequest, 0, len(shape.PodSets))
-	for _, ps := range shape.PodSets {
+	for i, ps := range shape.PodSets {
+		count := ps.Count
+		if i < len(counts) {
+			count = counts[i]
+		}
 		req := kueue.PodSetRequest{Name: ps.Name, Resources: corev1.ResourceList{}}
 		for name, perPod := range ps.PerPod {
 			if name == corev1.ResourcePods {
 				continue
 			}
-			req.Resources[name] = resources.ToQuantity(name, resources.Mul(perPod, int64(ps.Count)))
+			req.Resources[name] = resources.ToQuantity(name, resources.Mul(perPod, int64(count)))
 		}
 		out = append(out, req)
 	}

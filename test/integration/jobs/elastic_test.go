@@ -85,6 +85,11 @@ func TestElasticJobScalesWhileRunning(t *testing.T) {
 		if c := condition(wl, kueue.WorkloadQuotaReserved); c == nil || c.Status != metav1.ConditionFalse {
 			return fmt.Errorf("QuotaReserved %+v", c)
 		}
+		// The slice's request is its whole size, though it waits for the
+		// 3 pods it adds.
+		if rr := wl.Status.ResourceRequests; len(rr) != 1 || rr[0].Resources.Cpu().String() != "6" {
+			return fmt.Errorf("resourceRequests %+v", rr)
+		}
 		return nil
 	})
 	startPods(t, j, 4, 7)
