@@ -45,8 +45,16 @@ func IsElastic(obj metav1.Object) bool {
 }
 
 // elastic reports whether the job's pod counts may change while it runs.
+// A job MultiKueue runs in a worker is not: its Workload slices would not
+// reach the worker (there, its copy is elastic).
 func (r *Reconciler) elastic(job Job) bool {
-	return r.Options.ElasticJobs && r.Integration.Elastic && IsElastic(job.Object())
+	if !r.Options.ElasticJobs || !r.Integration.Elastic || !IsElastic(job.Object()) {
+		return false
+	}
+	if m, ok := job.(JobWithManagedBy); ok && m.ManagedBy() != nil && *m.ManagedBy() == MultiKueueManagedBy {
+		return false
+	}
+	return true
 }
 
 // SliceWorkloadName is the name of a Workload slice of a job made at the
