@@ -99,4 +99,3 @@ func applyExample(t *testing.T, rel string) []*unstructured.Unstructured {
 	})
 	return objs
 }
-
