@@ -93,15 +93,27 @@ func (r *Reconciler) elasticWorkload(ctx context.Context, job Job) (*kueue.Workl
 		"The job has newer Workload slices: "+live[len(live)-1].Name)
 }
 
-// oneSlice handles a running job's only slice: its counts follow the job's
-// when the job shrinks; a slice of the new size is made when it grows.
+// oneSlice handles a job's only slice: a waiting one follows the job's
+// counts; a running one follows them when the job shrinks, and a slice of
+// the new size is made when it grows.
 func (r *Reconciler) oneSlice(ctx context.Context, job Job, wl *kueue.Workload) (*kueue.Workload, bool, error) {
-	if job.IsSuspended() || !IsAdmitted(wl) || !reserved(wl) || !wl.DeletionTimestamp.IsZero() || isEvicted(wl) {
+	if !wl.DeletionTimestamp.IsZero() {
 		return wl, false, nil
 	}
 	want, err := podCounts(job)
 	if err != nil {
 		return nil, true, err
+	}
+	if !reserved(wl) {
+		// A waiting slice follows the job's counts in place (it keeps its
+		// place in the queue).
+		if have := specCounts(wl); sameNames(want, have) && !equalCounts(want, have) {
+			return nil, true, r.recount(ctx, wl, want)
+		}
+		return wl, false, nil
+	}
+	if job.IsSuspended() || !IsAdmitted(wl) || isEvicted(wl) {
+		return wl, false, nil
 	}
 	held := admittedCounts(wl)
 	if !sameNames(want, held) {
@@ -197,6 +209,11 @@ func (r *Reconciler) createSlice(ctx context.Context, job Job, old *kueue.Worklo
 	wl.Name = SliceWorkloadName(obj.GetName(), obj.GetUID(), r.Integration.GVK, obj.GetGeneration())
 	msg := fmt.Sprintf("Created Workload: %s/%s", wl.Namespace, wl.Name)
 	if old != nil {
+		// The running job's templates carry what its admission injected;
+		// the slice keeps the job's own, which the running slice holds.
+		if err := r.keepTemplates(ctx, wl, old); err != nil {
+			return err
+		}
 		wl.Annotations[kueue.WorkloadSliceReplacementForAnnotation] = old.Namespace + "/" + old.Name
 		root := old.Annotations[kueue.WorkloadSliceNameAnnotation]
 		if root == "" {
@@ -213,6 +230,25 @@ func (r *Reconciler) createSlice(ctx context.Context, job Job, old *kueue.Worklo
 		return fmt.Errorf("creating Workload %s: %w", wl.Name, err)
 	}
 	r.Recorder.Event(obj, corev1.EventTypeNormal, "CreatedWorkload", msg)
+	return nil
+}
+
+// keepTemplates gives a new slice the pod templates of the slice it
+// replaces (read from the API server: the cache's copy lacks most of them).
+func (r *Reconciler) keepTemplates(ctx context.Context, wl, old *kueue.Workload) error {
+	live, err := r.liveWorkload(ctx, old)
+	if err != nil {
+		return err
+	}
+	if live == nil || len(live.Spec.PodSets) != len(wl.Spec.PodSets) {
+		return fmt.Errorf("reading Workload %s: it changed meanwhile", old.Name)
+	}
+	for i := range wl.Spec.PodSets {
+		if live.Spec.PodSets[i].Name != wl.Spec.PodSets[i].Name {
+			return fmt.Errorf("Workload %s has other PodSets than the job", old.Name)
+		}
+		wl.Spec.PodSets[i].Template = live.Spec.PodSets[i].Template
+	}
 	return nil
 }
 

@@ -246,3 +246,77 @@ func waitReserved(t *testing.T, cq, cpu string) {
 		return fmt.Errorf("no cpu reservation in %+v", q.Status.FlavorsReservation)
 	})
 }
+
+// An elastic Job preempted while its growing slice waits is stopped as a
+// whole: its running slice is evicted and, once its pods are gone, finished
+// as out of sync; the waiting slice, of the new size, is queued on its own
+// and runs the Job once the preemptor is done. No quota is left held.
+func TestElasticJobPreemptedWhileGrowing(t *testing.T) {
+	startManager(t)
+	ns, cq, fl := queues(t, "4")
+	create(t, &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-high"}, Value: 100})
+	j := newJob(ns, "elastic", "lq", 2, "1")
+	j.Annotations = map[string]string{kueue.ElasticJobAnnotation: "true"}
+	j.Spec.Completions = ptr.To[int32](20)
+	j.Spec.Template.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: kueue.ElasticJobSchedulingGate}}
+	create(t, j)
+	j = waitRunning(t, ns, "elastic", fl)
+	first := workloadOf(t, j)
+	startPods(t, j, 0, 2)
+	waitFreePods(t, j, 2, 0)
+
+	scale(t, ns, "elastic", 6) // 6 pods never fit beside the preemptor's
+	next := waitSlice(t, j, first, func(wl *kueue.Workload) error {
+		if c := condition(wl, kueue.WorkloadQuotaReserved); c == nil || c.Status != metav1.ConditionFalse {
+			return fmt.Errorf("QuotaReserved %+v", c)
+		}
+		return nil
+	})
+	high := newJob(ns, "high", "lq", 4, "1")
+	high.Labels[jobframework.PriorityClassLabel] = ns + "-high"
+	create(t, high)
+	eventually(t, "the elastic Job is suspended", func() error {
+		if !ptr.Deref(getJob(t, ns, "elastic").Spec.Suspend, false) {
+			return fmt.Errorf("still running")
+		}
+		return nil
+	})
+	for i := range 2 {
+		deletePod(t, ns, fmt.Sprintf("elastic-%d", i))
+	}
+	setJobStatus(t, ns, "elastic", func(st *batchv1.JobStatus) { st.Active, st.StartTime = 0, nil })
+	waitRunning(t, ns, "high", fl)
+	eventually(t, "the first slice finished as out of sync", func() error {
+		if c := condition(workloadOf(t, j), kueue.WorkloadFinished); c == nil || c.Reason != kueue.WorkloadFinishedOutOfSync {
+			return fmt.Errorf("Finished %+v", c)
+		}
+		return nil
+	})
+	waitReserved(t, cq, "4")
+	complete(t, ns, "high")
+	// The 6-pod slice, now the Job's only one, waits for its whole size:
+	// 6 cpus never fit in 4.
+	afterCycles(t, func() error {
+		var wl kueue.Workload
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(next), &wl); err != nil {
+			return err
+		}
+		if wl.Status.Admission != nil || !ptr.Deref(getJob(t, ns, "elastic").Spec.Suspend, false) {
+			return fmt.Errorf("admission %+v", wl.Status.Admission)
+		}
+		return nil
+	})
+	scale(t, ns, "elastic", 3)
+	waitRunning(t, ns, "elastic", fl)
+	eventually(t, "the slice admitted with 3 pods", func() error {
+		var wl kueue.Workload
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(next), &wl); err != nil {
+			return err
+		}
+		if wl.Status.Admission == nil || ptr.Deref(wl.Status.Admission.PodSetAssignments[0].Count, 0) != 3 {
+			return fmt.Errorf("admission %+v", wl.Status.Admission)
+		}
+		return nil
+	})
+	waitReserved(t, cq, "3")
+}
