@@ -46,9 +46,11 @@ func IsElastic(obj metav1.Object) bool {
 
 // elastic reports whether the job's pod counts may change while it runs.
 // A job MultiKueue runs in a worker is not: its Workload slices would not
-// reach the worker (there, its copy is elastic).
+// reach the worker (there, its copy is elastic). Nor is a job that names a
+// prebuilt Workload: that one Workload is the job's.
 func (r *Reconciler) elastic(job Job) bool {
-	if !r.Options.ElasticJobs || !r.Integration.Elastic || !IsElastic(job.Object()) {
+	if !r.Options.ElasticJobs || !r.Integration.Elastic || !IsElastic(job.Object()) ||
+		job.Object().GetLabels()[PrebuiltWorkloadLabel] != "" {
 		return false
 	}
 	if m, ok := job.(JobWithManagedBy); ok && m.ManagedBy() != nil && *m.ManagedBy() == MultiKueueManagedBy {

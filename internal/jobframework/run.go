@@ -83,15 +83,19 @@ func (r *Reconciler) stop(ctx context.Context, job Job, wl *kueue.Workload) (ctr
 // grew beyond its admission is stopped and queued again (resize), unless
 // it is elastic: then its held pods are let go up to its admission.
 func (r *Reconciler) syncRunning(ctx context.Context, job Job, wl *kueue.Workload) error {
-	if r.elastic(job) {
-		// Its counts are followed by slices (elastic.go).
+	if !r.elastic(job) { // an elastic job's counts are followed by slices (elastic.go)
+		if msg, err := outgrown(job, wl); err != nil {
+			return err
+		} else if msg != "" && wl.Labels[JobUIDLabel] != "" {
+			return r.resize(ctx, job, wl, msg)
+		}
+	}
+	if IsElastic(job.Object()) {
+		// Its pods are created held (the webhook gated its template),
+		// elastic here or not (a worker's copy, a prebuilt Workload).
 		if err := r.ungate(ctx, job, wl); err != nil {
 			return err
 		}
-	} else if msg, err := outgrown(job, wl); err != nil {
-		return err
-	} else if msg != "" && wl.Labels[JobUIDLabel] != "" {
-		return r.resize(ctx, job, wl, msg)
 	}
 	if r.Options.WaitForPodsReady {
 		if err := r.syncPodsReady(ctx, job, wl); err != nil {
