@@ -283,7 +283,9 @@ func (d *Decision) Parking(strategy kueue.QueueingStrategy) Parking {
 	case NamespaceMismatch, ClusterQueueInactive, ClusterQueueNotFound:
 		return ParkWorkload
 	case NoMatchingFlavor, ExceedsMaxQuota, WaitingForQuota, TopologyPlacementFailed:
-		if strategy == kueue.BestEffortFIFO {
+		if strategy == kueue.BestEffortFIFO && (d.Workload == nil || d.Workload.Replaces == nil) {
+			// A growing slice's refusal depends on its pinned flavors,
+			// not on its shape alone: it parks nothing.
 			return ParkShape
 		}
 	}

@@ -41,3 +41,18 @@ func TestWholeAssignmentOfAGrowingSlice(t *testing.T) {
 		t.Error("a workload that replaces nothing must keep its assignment")
 	}
 }
+
+// A growing slice refused for quota parks nothing: a plain workload of the
+// same shape may fit on another flavor.
+func TestGrowingSliceRefusalParksNothing(t *testing.T) {
+	shape := workload.NewShape([]workload.PodSetShape{{Name: "main", Count: 1,
+		PerPod: resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: resources.One}}})
+	plain := Decision{Workload: &workload.Info{Shape: shape}, Reason: WaitingForQuota}
+	if got := plain.Parking(kueue.BestEffortFIFO); got != ParkShape {
+		t.Fatalf("a plain workload's refusal parks %v, want its shape", got)
+	}
+	growing := Decision{Workload: &workload.Info{Shape: shape, Replaces: &workload.Replacement{Counts: []int32{3}}}, Reason: WaitingForQuota}
+	if got := growing.Parking(kueue.BestEffortFIFO); got != ParkNothing {
+		t.Fatalf("a growing slice's refusal parks %v, want nothing", got)
+	}
+}
