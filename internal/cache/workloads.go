@@ -78,7 +78,7 @@ func (c *Cache) holdLocked(a *state.Admitted) bool {
 			cp.Evicting = true
 			a = &cp
 		}
-		if prev.ClusterQueue == a.ClusterQueue && sameUsage(prev, a) {
+		if prev.ClusterQueue == a.ClusterQueue && sameUsage(prev, a) && sameTopology(prev, a) {
 			if sameFlags(prev, a) {
 				return queued
 			}

@@ -33,6 +33,10 @@ type Options struct {
 	// Retention deletes finished Workloads and the jobs of deactivated
 	// ones after a while.
 	Retention Retention
+	// ReplaceFailedNodes moves the pods a topology assignment places on a
+	// failed node to other nodes, keeping the workload admitted, before
+	// evicting it (gate TASFailedNodeReplacement, on by default).
+	ReplaceFailedNodes bool
 }
 
 // PodsReadyOptions configure waitForPodsReady: an admitted workload whose

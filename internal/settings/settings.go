@@ -24,6 +24,9 @@ import (
 // their lifecycle runs.
 func Workloads(cfg *configapi.Configuration) lifecycle.Options {
 	o := lifecycle.Options{RequeueAtEvictionTime: true}
+	if on, set := cfg.FeatureGates["TASFailedNodeReplacement"]; !set || on {
+		o.ReplaceFailedNodes = true
+	}
 	if r := cfg.Resources; r != nil {
 		o.ExcludedResourcePrefixes = r.ExcludeResourcePrefixes
 		o.Transformations = transformations(r.Transformations)

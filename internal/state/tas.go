@@ -399,6 +399,13 @@ func Tolerates(tol *corev1.Toleration, taint *corev1.Taint) bool {
 	}
 }
 
+// TopologyTree returns the free-capacity tree of a TAS flavor now (shared:
+// clone it before changing it), nil when there is none.
+func (s *State) TopologyTree(flavor kueue.ResourceFlavorReference) *tas.Tree {
+	trees, _ := s.topologyTrees()
+	return trees[flavor]
+}
+
 // Node returns a node the manager knows, and whether the nodes were
 // listed (until then no node is known, and none can be taken for gone).
 func (s *State) Node(name string) (n *Node, found, synced bool) {

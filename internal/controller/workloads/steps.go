@@ -137,6 +137,13 @@ const maxUnhealthyNodes = 8
 // evict asks the workload to give up its quota, with the backoff the step
 // names.
 func (r *Reconciler) evict(ctx context.Context, wl *kueue.Workload, s lifecycle.Step) error {
+	if s.Reason == kueue.WorkloadEvictedByNodeFailures && r.Options.ReplaceFailedNodes {
+		replaced, why, err := r.replaceNodes(ctx, wl, s.Nodes)
+		if replaced || err != nil {
+			return err
+		}
+		s.Message += "; they cannot be replaced: " + why
+	}
 	now := r.now()
 	st := apply.Evict(wl, s.Reason, s.Cause, "", s.Message, now)
 	for _, n := range s.Nodes {

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,15 +11,20 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/tas"
 )
 
-// A job placed by topology whose node is deleted is evicted (NodeFailures,
-// the node in status.unhealthyNodes), queued again at once, and placed on
-// the nodes left. One whose node gets an untolerated NoExecute taint is
+// Without node replacement (gate TASFailedNodeReplacement off), a job
+// placed by topology whose node is deleted is evicted (NodeFailures, the
+// node in status.unhealthyNodes), queued again at once, and placed on the
+// nodes left. One whose node gets an untolerated NoExecute taint is
 // evicted the same way; one on a node tainted NoSchedule keeps running.
 func TestJobsOnFailedNodesArePlacedAgain(t *testing.T) {
-	startManager(t)
+	startManager(t, func(c *configapi.Configuration) {
+		c.FeatureGates = map[string]bool{"TASFailedNodeReplacement": false}
+	})
 	ns, _ := tasQueues(t, nil)
 	rackJob := func(name string, pods int32) {
 		j := newJob(ns, name, "lq", pods, "4")
@@ -95,13 +101,13 @@ func waitEvictedFor(t *testing.T, ns, job, node string) {
 		wl := workloadOf(t, getJob(t, ns, job))
 		c, r := condition(wl, kueue.WorkloadEvicted), condition(wl, kueue.WorkloadRequeued)
 		switch {
+		case r != nil && r.Reason == kueue.WorkloadEvictedByNodeFailures:
+			return nil // already given back and queued again (unhealthyNodes cleared)
 		case c != nil && c.Status == metav1.ConditionTrue && c.Reason == kueue.WorkloadEvictedByNodeFailures:
 			if len(wl.Status.UnhealthyNodes) != 1 || wl.Status.UnhealthyNodes[0].Name != node {
 				return fmt.Errorf("unhealthyNodes %v, want %s", wl.Status.UnhealthyNodes, node)
 			}
 			return nil
-		case r != nil && r.Reason == kueue.WorkloadEvictedByNodeFailures:
-			return nil // already given back and queued again
 		}
 		return fmt.Errorf("Evicted %+v Requeued %+v", c, r)
 	})
@@ -120,4 +126,88 @@ func taintNode(t *testing.T, name string, taint corev1.Taint) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A job placed by topology whose node is deleted keeps running: the pods
+// placed there get another node (the job recreates them, and the topology
+// ungater sends them there), the others stay. When no node has room for
+// them, the workload is evicted, saying so.
+func TestJobOnAFailedNodeGetsAnotherNode(t *testing.T) {
+	startManager(t)
+	ns, _ := tasQueues(t, nil)
+	j := newJob(ns, "kept", "lq", 3, "2")
+	j.Spec.Template.Annotations = map[string]string{"kueue.x-k8s.io/podset-preferred-topology": rackLabel}
+	create(t, j)
+	before := waitNodes(t, ns, "kept")
+	var failed string
+	for n := range before {
+		failed = n
+		break
+	}
+	if err := env.Client.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: failed}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the pods of node "+failed+" placed elsewhere", func() error {
+		after := waitNodes(t, ns, "kept")
+		total := 0
+		for n, c := range after {
+			total += c
+			if n == failed {
+				return fmt.Errorf("still on %s: %v", failed, after)
+			}
+		}
+		for n, c := range before {
+			if n != failed && after[n] < c {
+				return fmt.Errorf("pods that ran elsewhere moved: %v, then %v", before, after)
+			}
+		}
+		if total != 3 {
+			return fmt.Errorf("%d pods placed: %v", total, after)
+		}
+		return nil
+	})
+	if c := condition(workloadOf(t, getJob(t, ns, "kept")), kueue.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {
+		t.Fatalf("evicted: %+v", c)
+	}
+	complete(t, ns, "kept")
+
+	// Three nodes of 4 cpus are left: three pods of 4 cpus fill them, and
+	// a tainted node's pod has nowhere to go.
+	full := newJob(ns, "full", "lq", 3, "4")
+	full.Spec.Template.Annotations = map[string]string{"kueue.x-k8s.io/podset-preferred-topology": rackLabel}
+	create(t, full)
+	nodes := waitNodes(t, ns, "full")
+	var broken string
+	for n := range nodes {
+		broken = n
+		break
+	}
+	taintNode(t, broken, corev1.Taint{Key: "example.com/broken", Effect: corev1.TaintEffectNoExecute})
+	waitEvictedFor(t, ns, "full", broken)
+	if c := condition(workloadOf(t, getJob(t, ns, "full")), kueue.WorkloadEvicted); c == nil || !strings.Contains(c.Message, "cannot be replaced") {
+		t.Errorf("eviction %+v does not say why the pods were not moved", c)
+	}
+}
+
+// waitNodes waits for a job's topology placement and returns its pods per
+// node.
+func waitNodes(t *testing.T, ns, job string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	eventually(t, job+" placed", func() error {
+		wl := workloadOf(t, getJob(t, ns, job))
+		if wl == nil || wl.Status.Admission == nil || wl.Status.Admission.PodSetAssignments[0].TopologyAssignment == nil {
+			return fmt.Errorf("not placed")
+		}
+		domains, err := tas.Domains(wl.Status.Admission.PodSetAssignments[0].TopologyAssignment)
+		if err != nil {
+			return err
+		}
+		clear(out)
+		for _, d := range domains {
+			out[d.Values[len(d.Values)-1]] += int(d.Count)
+		}
+		return nil
+	})
+	return out
 }

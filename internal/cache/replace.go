@@ -1,0 +1,127 @@
+package cache
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/lifecycle"
+	"github.com/kuota-dev/kuota/internal/resources"
+	"github.com/kuota-dev/kuota/internal/state"
+	"github.com/kuota-dev/kuota/internal/tas"
+)
+
+// ReplaceNodes moves the pods a workload's topology assignment places on
+// the failed nodes to other nodes of its flavor's topology, on the capacity
+// free now (the first PodSet placed there; a workload with pods of several
+// PodSets there is replaced one PodSet per call). It returns the admission
+// to write and assumes it, so that no other placement takes the same room
+// meanwhile; if the write fails, Refresh undoes it. Without a replacement
+// it says why: the workload is then evicted.
+func (c *Cache) ReplaceNodes(key Key, nodes []string) (*kueue.Admission, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a, holds := c.state.Admitted(key)
+	r := c.records[key]
+	if !holds || r == nil || r.obj.Status.Admission == nil {
+		return nil, "the workload holds no quota"
+	}
+	failed := map[string]bool{}
+	for _, n := range nodes {
+		failed[n] = true
+	}
+	adm := r.obj.Status.Admission.DeepCopy()
+	for i := range adm.PodSetAssignments {
+		psa := &adm.PodSetAssignments[i]
+		if len(psa.Flavors) == 0 || !placesOn(psa, failed) {
+			continue
+		}
+		flavor := psa.Flavors[slices.Sorted(maps.Keys(psa.Flavors))[0]]
+		tree := c.state.TopologyTree(flavor)
+		if tree == nil {
+			return nil, fmt.Sprintf("the topology of flavor %s is not known", flavor)
+		}
+		within, err := requiredLevel(r.obj, psa.Name)
+		if err != "" {
+			return nil, err
+		}
+		moved, why := tree.Replace(psa.TopologyAssignment, perPodOf(psa), failed, within)
+		if moved == nil {
+			return nil, fmt.Sprintf("PodSet %s: %s", psa.Name, why)
+		}
+		psa.TopologyAssignment = moved
+		cp := *a
+		cp.Topology = lifecycle.TopologyUses(adm)
+		_ = c.state.Replace(&cp)
+		c.notify()
+		return adm, ""
+	}
+	return nil, "no PodSet of the workload is placed on those nodes"
+}
+
+// Refresh places a workload again from the latest object the informer
+// showed: it undoes what ReplaceNodes assumed once the write failed.
+func (c *Cache) Refresh(key Key) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.records[key]; ok {
+		c.placeLocked(r.obj)
+	}
+}
+
+// placesOn reports whether a PodSet's topology assignment names a node of
+// the set.
+func placesOn(psa *kueue.PodSetAssignment, nodes map[string]bool) bool {
+	return slices.ContainsFunc(tas.Nodes(psa.TopologyAssignment), func(n string) bool { return nodes[n] })
+}
+
+// perPodOf is one pod's usage in a PodSet assignment.
+func perPodOf(psa *kueue.PodSetAssignment) resources.Requests {
+	count := int64(1)
+	if psa.Count != nil && *psa.Count > 0 {
+		count = int64(*psa.Count)
+	}
+	out := resources.Requests{}
+	for name, q := range psa.ResourceUsage {
+		out[name] = resources.FromQuantity(q) / count
+	}
+	return out
+}
+
+// requiredLevel is the level a PodSet's pods must share (its required
+// topology), "" when none; it refuses the requests a replacement cannot
+// keep (slices of pods, each in its own domain).
+func requiredLevel(wl *kueue.Workload, name kueue.PodSetReference) (string, string) {
+	for i := range wl.Spec.PodSets {
+		ps := &wl.Spec.PodSets[i]
+		if ps.Name != name || ps.TopologyRequest == nil {
+			continue
+		}
+		tr := ps.TopologyRequest
+		if tr.PodSetSliceRequiredTopology != nil || len(tr.PodsetSliceRequiredTopologyConstraints) > 0 {
+			return "", fmt.Sprintf("PodSet %s asks for slices of pods in their own domains, which a replacement does not keep", name)
+		}
+		if tr.Required != nil {
+			return *tr.Required, ""
+		}
+	}
+	return "", ""
+}
+
+// sameTopology compares the topology capacity two records of one workload
+// take.
+func sameTopology(a, b *state.Admitted) bool {
+	if len(a.Topology) != len(b.Topology) {
+		return false
+	}
+	for i := range a.Topology {
+		x, y := &a.Topology[i], &b.Topology[i]
+		if x.Flavor != y.Flavor || !equality.Semantic.DeepEqual(x.Assignment, y.Assignment) {
+			return false
+		}
+	}
+	return true
+}

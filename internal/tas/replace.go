@@ -1,0 +1,122 @@
+package tas
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/resources"
+)
+
+// Replace moves the pods an assignment places on failed nodes to other
+// nodes of the tree, keeping the other pods where they are (Kueue's
+// replacement of failed nodes). The assignment's lowest level must be the
+// host name. within, when not "", is a level label: the moved pods go in
+// the domain of that level that holds the kept pods (a required topology);
+// otherwise anywhere. The tree must hold the kept pods as used and must
+// not give the failed nodes' capacity to anyone (they are masked here). It
+// returns the new assignment, or why there is none.
+func (t *Tree) Replace(a *kueue.TopologyAssignment, perPod resources.Requests, failed map[string]bool, within string) (*kueue.TopologyAssignment, string) {
+	domains, err := Domains(a)
+	if err != nil {
+		return nil, "the topology assignment cannot be read: " + err.Error()
+	}
+	if len(a.Levels) == 0 || a.Levels[len(a.Levels)-1] != hostLevel {
+		return nil, "the topology assignment does not name nodes"
+	}
+	var kept []Domain
+	lost := int32(0)
+	for _, d := range domains {
+		if failed[d.Values[len(d.Values)-1]] {
+			lost += d.Count
+		} else {
+			kept = append(kept, d)
+		}
+	}
+	if lost == 0 {
+		return a, ""
+	}
+	req := Request{Count: lost, PerPod: perPod}
+	allowed := func(node string) bool { return !failed[node] }
+	if within != "" {
+		l := slices.Index(t.levels, within)
+		if l < 0 {
+			return nil, fmt.Sprintf("level %q is not a level of the topology", within)
+		}
+		values := map[string]bool{}
+		for _, d := range kept {
+			if v, ok := t.nodeValue(d.Values[len(d.Values)-1], l); ok {
+				values[v] = true
+			}
+		}
+		switch len(values) {
+		case 0:
+			req.Required = within // no pod left: any one domain of the level
+		case 1:
+			domain := slices.Collect(maps.Keys(values))[0]
+			allowed = func(node string) bool {
+				v, ok := t.nodeValue(node, l)
+				return !failed[node] && ok && v == domain
+			}
+		default:
+			return nil, fmt.Sprintf("the pods left are in %d domains of level %q", len(values), within)
+		}
+	}
+	moved, why := t.Masked(allowed).Place(req)
+	if moved == nil {
+		return nil, fmt.Sprintf("no room for the %d pods of the failed nodes: %s", lost, why)
+	}
+	if !slices.Equal(moved.Levels, a.Levels) {
+		return nil, "the topology's levels changed since the assignment"
+	}
+	added, err := Domains(moved)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return Encode(a.Levels, mergeDomains(kept, added)), ""
+}
+
+// hostLevel is the node label that names a node.
+const hostLevel = "kubernetes.io/hostname"
+
+// nodeValue is the value of level l of a node of the tree.
+func (t *Tree) nodeValue(node string, l int) (string, bool) {
+	n := slices.Index(t.nodes, node)
+	if n < 0 {
+		return "", false
+	}
+	last := len(t.levels) - 1
+	for d, dom := range t.doms[last] {
+		if int32(n) >= dom.lo && int32(n) < dom.hi {
+			return t.values(last, int32(d))[l], true
+		}
+	}
+	return "", false
+}
+
+// mergeDomains adds the pods of b to those of a, domain by domain, in the
+// order of the domains' values.
+func mergeDomains(a, b []Domain) []Domain {
+	byKey := map[string]*Domain{}
+	var out []*Domain
+	for _, list := range [][]Domain{a, b} {
+		for _, d := range list {
+			key := strings.Join(d.Values, keySep)
+			if have, ok := byKey[key]; ok {
+				have.Count += d.Count
+				continue
+			}
+			cp := Domain{Values: slices.Clone(d.Values), Count: d.Count}
+			byKey[key] = &cp
+			out = append(out, &cp)
+		}
+	}
+	slices.SortFunc(out, func(x, y *Domain) int { return slices.Compare(x.Values, y.Values) })
+	merged := make([]Domain, len(out))
+	for i, d := range out {
+		merged[i] = *d
+	}
+	return merged
+}
