@@ -130,7 +130,8 @@ func (w *Webhook) ValidateCreate(_ context.Context, obj client.Object) error {
 
 // ValidateUpdate checks a job change: labels stay valid, the queue name
 // and priority class follow their rules, changed topology annotations are
-// valid, and a user cannot start a job whose Workload is not admitted.
+// valid, the elastic opt-in of a kind that has it is fixed, and a user
+// cannot start a job whose Workload is not admitted.
 func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj client.Object) error {
 	oldJob, newJob := w.Integration.NewJob(oldObj), w.Integration.NewJob(newObj)
 	errs := ValidateLabels(newObj)
@@ -145,6 +146,10 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj client.Obje
 		}
 	}
 	errs = append(errs, validateTopology(oldJob, newJob)...)
+	if w.Integration.Elastic && oldObj.GetAnnotations()[kueue.ElasticJobAnnotation] != newObj.GetAnnotations()[kueue.ElasticJobAnnotation] {
+		errs = append(errs, field.Forbidden(field.NewPath("metadata", "annotations").Key(kueue.ElasticJobAnnotation),
+			"cannot be added, changed or removed after the job is created"))
+	}
 	if w.Validate != nil {
 		errs = append(errs, w.Validate(oldJob, newJob)...)
 	}

@@ -1,6 +1,7 @@
 package batchjob
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -53,11 +54,13 @@ func TestValidateElasticAndPartialAdmission(t *testing.T) {
 	if errs := validate(running(elastic, 2), running(elastic, 6)); len(errs) != 0 {
 		t.Errorf("an elastic Job scaling while it runs: %v", errs)
 	}
-	if errs := validate(running(nil, 2), running(elastic, 2)); len(errs) != 1 || !strings.Contains(errs[0].Field, kueue.ElasticJobAnnotation) {
-		t.Errorf("adding the opt-in: %v", errs)
+	w := &jobframework.Webhook{Integration: Integration, Validate: validate}
+	if err := w.ValidateUpdate(context.Background(), running(nil, 2).Object(), running(elastic, 2).Object()); err == nil ||
+		!strings.Contains(err.Error(), kueue.ElasticJobAnnotation) {
+		t.Errorf("adding the opt-in: %v", err)
 	}
-	if errs := validate(running(elastic, 2), running(nil, 2)); len(errs) != 1 {
-		t.Errorf("removing the opt-in: %v", errs)
+	if err := w.ValidateUpdate(context.Background(), running(elastic, 2).Object(), running(nil, 2).Object()); err == nil {
+		t.Error("removing the opt-in was accepted")
 	}
 	partial := map[string]string{MinParallelismAnnotation: "1"}
 	if errs := validate(running(partial, 2), running(partial, 3)); len(errs) != 1 || errs[0].Field != "spec.parallelism" {

@@ -53,8 +53,8 @@ var annotationsPath = field.NewPath("metadata", "annotations")
 
 // validate checks the partial admission annotation (a whole number between
 // 1 and the Job's parallelism, fixed while the Job runs, as is the
-// parallelism it applies to) and the elastic-job annotation (set at
-// creation only, never with partial admission).
+// parallelism it applies to) and the elastic-job annotation (never with
+// partial admission; jobframework keeps it fixed).
 func validate(old, job jobframework.Job) field.ErrorList {
 	j := job.(*Job).job
 	var errs field.ErrorList
@@ -83,9 +83,6 @@ func validate(old, job jobframework.Job) field.ErrorList {
 	if _, partial := j.Annotations[MinParallelismAnnotation]; partial && running &&
 		ptr.Deref(o.Spec.Parallelism, 1) != ptr.Deref(j.Spec.Parallelism, 1) {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "parallelism"), "cannot change while the job runs with partial admission ("+MinParallelismAnnotation+")"))
-	}
-	if o.Annotations[kueue.ElasticJobAnnotation] != j.Annotations[kueue.ElasticJobAnnotation] {
-		errs = append(errs, field.Forbidden(annotationsPath.Key(kueue.ElasticJobAnnotation), "cannot be added, changed or removed after the job is created"))
 	}
 	return errs
 }

@@ -16,6 +16,7 @@ import (
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -60,6 +61,36 @@ func clusterTemplates(spec *rayv1.RayClusterSpec) []podTemplate {
 		out = append(out, podTemplate{name: workerPodSet(w), count: workerCount(w), template: &w.Template})
 	}
 	return out
+}
+
+// autoscalerContainer is the in-tree autoscaler KubeRay adds to the head
+// pod of an autoscaling cluster, with its default resources (KubeRay's) or
+// those of spec.autoscalerOptions.resources: the head PodSet counts it.
+func autoscalerContainer(spec *rayv1.RayClusterSpec) *corev1.Container {
+	if !ptr.Deref(spec.EnableInTreeAutoscaling, false) {
+		return nil
+	}
+	c := &corev1.Container{Name: "autoscaler", Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")},
+	}}
+	if o := spec.AutoscalerOptions; o != nil && o.Resources != nil {
+		c.Resources = *o.Resources.DeepCopy()
+	}
+	return c
+}
+
+// clusterPodSets turns a cluster spec's templates into PodSets, the head
+// counting the autoscaler when the cluster autoscales.
+func clusterPodSets(spec *rayv1.RayClusterSpec, templates []podTemplate) ([]kueue.PodSet, error) {
+	out, err := toPodSets(templates)
+	if err != nil {
+		return nil, err
+	}
+	if c := autoscalerContainer(spec); c != nil && len(out) > 0 && out[0].Name == HeadPodSet {
+		out[0].Template.Spec.Containers = append(out[0].Template.Spec.Containers, *c)
+	}
+	return out, nil
 }
 
 // toPodSets copies templates into PodSets, refusing names that clash.
@@ -131,13 +162,15 @@ func restore(templates []podTemplate, infos []jobframework.PodSetInfo) bool {
 // validateCluster checks what the PodSets of a cluster spec need: worker
 // group names that make distinct PodSet names, counts that are not
 // negative, no more PodSets than a Workload holds (extra are the PodSets
-// besides the cluster's), and no in-tree autoscaling: the quota is
-// reserved for the declared size, which the autoscaler would change.
-func validateCluster(spec *rayv1.RayClusterSpec, path *field.Path, extra int) field.ErrorList {
+// besides the cluster's), and no in-tree autoscaling unless elastic: the
+// quota is reserved for the declared size, which the autoscaler would
+// change without it.
+func validateCluster(spec *rayv1.RayClusterSpec, path *field.Path, extra int, elastic bool) field.ErrorList {
 	var errs field.ErrorList
-	if ptr.Deref(spec.EnableInTreeAutoscaling, false) {
+	if ptr.Deref(spec.EnableInTreeAutoscaling, false) && !elastic {
 		errs = append(errs, field.Invalid(path.Child("enableInTreeAutoscaling"), true,
-			"a cluster queued by Kuota cannot autoscale: its quota is reserved for the declared size"))
+			"a cluster queued by Kuota autoscales only as an elastic RayCluster (annotation "+kueue.ElasticJobAnnotation+`: "true"`+
+				"): otherwise its quota is reserved for the declared size"))
 	}
 	groups := path.Child("workerGroupSpecs")
 	if n := 1 + len(spec.WorkerGroupSpecs) + extra; n > maxPodSets {

@@ -38,9 +38,10 @@ func (c *RayCluster) IsSuspended() bool { return ptr.Deref(c.cluster.Spec.Suspen
 // Suspend sets spec.suspend.
 func (c *RayCluster) Suspend() { c.cluster.Spec.Suspend = ptr.To(true) }
 
-// PodSets returns head and the worker groups.
+// PodSets returns head (with the autoscaler of an autoscaling cluster) and
+// the worker groups.
 func (c *RayCluster) PodSets() ([]kueue.PodSet, error) {
-	return toPodSets(clusterTemplates(&c.cluster.Spec))
+	return clusterPodSets(&c.cluster.Spec, clusterTemplates(&c.cluster.Spec))
 }
 
 // RunWithPodSetsInfo puts the admission into the head's and the worker

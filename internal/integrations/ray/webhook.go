@@ -4,11 +4,13 @@ import (
 	"context"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/jobframework"
 )
 
@@ -46,8 +48,10 @@ var RayJobIntegration = jobframework.Integration{
 var RayClusterIntegration = jobframework.Integration{
 	Name: RayClusterFramework, GVK: RayClusterGVK, NewJob: NewRayCluster, AddToScheme: rayv1.AddToScheme,
 	SetupWebhook: func(mgr ctrl.Manager, opts jobframework.Options) error {
-		return setupWebhook(mgr, opts, jobframework.Integration{Name: RayClusterFramework, GVK: RayClusterGVK, NewJob: NewRayCluster}, &rayv1.RayCluster{}, validateRayCluster)
+		in := jobframework.Integration{Name: RayClusterFramework, GVK: RayClusterGVK, NewJob: NewRayCluster, Elastic: true}
+		return setupWebhook(mgr, opts, in, &rayv1.RayCluster{}, validateRayCluster)
 	},
+	Elastic: true,
 }
 
 // RayServiceIntegration registers ray.io/v1 RayServices: PodSets head and
@@ -62,22 +66,31 @@ var RayServiceIntegration = jobframework.Integration{
 // setupWebhook registers the webhooks of one kind. The kind's own checks
 // apply to the objects Kuota queues; objects a RayJob or RayService owns
 // are let through unchanged.
-func setupWebhook[T client.Object](mgr ctrl.Manager, opts jobframework.Options, in jobframework.Integration, obj T, check func(jobframework.Job) field.ErrorList) error {
-	w := &jobframework.Webhook{
-		Client:      jobframework.LiveFallback{Cached: mgr.GetClient(), Live: mgr.GetAPIReader()},
-		Integration: in, Options: opts, Validate: validator(opts, check),
-	}
-	h := webhook[T]{w: w, opts: opts}
+func setupWebhook[T client.Object](mgr ctrl.Manager, opts jobframework.Options, in jobframework.Integration, obj T, check checkFunc) error {
+	h := newWebhook[T](jobframework.LiveFallback{Cached: mgr.GetClient(), Live: mgr.GetAPIReader()}, opts, in, check)
 	return ctrl.NewWebhookManagedBy(mgr, obj).WithDefaulter(h).WithValidator(h).Complete()
 }
 
+// checkFunc is a kind's own validation of a queued object.
+type checkFunc func(jobframework.Job, jobframework.Options) field.ErrorList
+
+// newWebhook builds the webhooks of one kind; an elastic kind's objects
+// that opt in get their pods gated.
+func newWebhook[T client.Object](c client.Reader, opts jobframework.Options, in jobframework.Integration, check checkFunc) webhook[T] {
+	w := &jobframework.Webhook{Client: c, Integration: in, Options: opts, Validate: validator(opts, check)}
+	if in.Elastic {
+		w.Mutate = func(job jobframework.Job) { gateElastic(job, opts) }
+	}
+	return webhook[T]{w: w, opts: opts}
+}
+
 // validator runs check on the jobs Kuota queues.
-func validator(opts jobframework.Options, check func(jobframework.Job) field.ErrorList) func(old, job jobframework.Job) field.ErrorList {
+func validator(opts jobframework.Options, check checkFunc) func(old, job jobframework.Job) field.ErrorList {
 	return func(_, job jobframework.Job) field.ErrorList {
 		if jobframework.QueueName(job.Object()) == "" && !opts.ManageJobsWithoutQueueName {
 			return nil
 		}
-		return check(job)
+		return check(job, opts)
 	}
 }
 
@@ -117,7 +130,7 @@ var specPath = field.NewPath("spec")
 // (spec.rayClusterSpec set, no spec.clusterSelector), which is deleted
 // when the job ends (spec.shutdownAfterJobFinishes), and the cluster can
 // be described as PodSets.
-func validateRayJob(job jobframework.Job) field.ErrorList {
+func validateRayJob(job jobframework.Job, _ jobframework.Options) field.ErrorList {
 	j := job.(*RayJob).job
 	var errs field.ErrorList
 	if len(j.Spec.ClusterSelector) > 0 {
@@ -133,15 +146,32 @@ func validateRayJob(job jobframework.Job) field.ErrorList {
 	if (&RayJob{job: j}).submitterPod() {
 		extra = 1
 	}
-	return append(errs, validateCluster(j.Spec.RayClusterSpec, specPath.Child("rayClusterSpec"), extra)...)
+	return append(errs, validateCluster(j.Spec.RayClusterSpec, specPath.Child("rayClusterSpec"), extra, false)...)
 }
 
-// validateRayCluster checks a queued RayCluster's spec.
-func validateRayCluster(job jobframework.Job) field.ErrorList {
-	return validateCluster(&job.(*RayCluster).cluster.Spec, specPath, 0)
+// validateRayCluster checks a queued RayCluster's spec. An elastic one
+// (kueue.ElasticJobAnnotation, with the feature on) may autoscale: its
+// Workload follows the worker groups' replicas (docs/design/elastic.md).
+func validateRayCluster(job jobframework.Job, opts jobframework.Options) field.ErrorList {
+	c := job.(*RayCluster).cluster
+	return validateCluster(&c.Spec, specPath, 0, opts.ElasticJobs && jobframework.IsElastic(c))
+}
+
+// gateElastic holds the pods of an elastic RayCluster with the elastic
+// gate: the job reconciler lets them go as its admitted Workload slice
+// allows.
+func gateElastic(job jobframework.Job, opts jobframework.Options) {
+	c, ok := job.(*RayCluster)
+	if !ok || !opts.ElasticJobs || !jobframework.IsElastic(c.cluster) {
+		return
+	}
+	for _, t := range clusterTemplates(&c.cluster.Spec) {
+		t.template.Spec.SchedulingGates = jobframework.AppendGates(t.template.Spec.SchedulingGates,
+			corev1.PodSchedulingGate{Name: kueue.ElasticJobSchedulingGate})
+	}
 }
 
 // validateRayService checks a queued RayService's spec.rayClusterConfig.
-func validateRayService(job jobframework.Job) field.ErrorList {
-	return validateCluster(&job.(*RayService).svc.Spec.RayClusterSpec, specPath.Child("rayClusterConfig"), 0)
+func validateRayService(job jobframework.Job, _ jobframework.Options) field.ErrorList {
+	return validateCluster(&job.(*RayService).svc.Spec.RayClusterSpec, specPath.Child("rayClusterConfig"), 0, false)
 }

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,9 +31,9 @@ func testClient(t testing.TB) client.Client {
 	).Build()
 }
 
-func testWebhook[T client.Object](c client.Client, in jobframework.Integration, check func(jobframework.Job) field.ErrorList) webhook[T] {
-	opts := jobframework.Options{Enabled: []jobframework.Integration{RayJobIntegration, RayClusterIntegration, RayServiceIntegration}}
-	return webhook[T]{w: &jobframework.Webhook{Client: c, Integration: in, Options: opts, Validate: validator(opts, check)}, opts: opts}
+func testWebhook[T client.Object](c client.Client, in jobframework.Integration, check checkFunc) webhook[T] {
+	opts := jobframework.Options{Enabled: []jobframework.Integration{RayJobIntegration, RayClusterIntegration, RayServiceIntegration}, ElasticJobs: true}
+	return newWebhook[T](c, opts, in, check)
 }
 
 func rayJobWebhook(c client.Client) webhook[*rayv1.RayJob] {
@@ -42,7 +41,7 @@ func rayJobWebhook(c client.Client) webhook[*rayv1.RayJob] {
 }
 
 func rayClusterWebhook(c client.Client) webhook[*rayv1.RayCluster] {
-	return testWebhook[*rayv1.RayCluster](c, jobframework.Integration{Name: RayClusterFramework, GVK: RayClusterGVK, NewJob: NewRayCluster}, validateRayCluster)
+	return testWebhook[*rayv1.RayCluster](c, jobframework.Integration{Name: RayClusterFramework, GVK: RayClusterGVK, NewJob: NewRayCluster, Elastic: true}, validateRayCluster)
 }
 
 func rayServiceWebhook(c client.Client) webhook[*rayv1.RayService] {
