@@ -33,4 +33,9 @@ const (
 	// DefaultLocalQueueName is the LocalQueue a job without a queue name
 	// is sent to, when it exists in the job's namespace.
 	DefaultLocalQueueName = "default"
+
+	// MultiKueueWorkerPodLabel ("true") marks the copies of a manager's
+	// pods that MultiKueue creates in a worker cluster: the manager
+	// completed them already (their parent is not in the worker).
+	MultiKueueWorkerPodLabel = "kueue.x-k8s.io/multikueue-worker-workload-pod"
 )

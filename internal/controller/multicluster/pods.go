@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -19,7 +20,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=get;update;patch
 
 // WorkerPodLabel marks the pods MultiKueue creates in a worker.
-const WorkerPodLabel = "kueue.x-k8s.io/multikueue-worker-workload-pod"
+const WorkerPodLabel = jobframework.MultiKueueWorkerPodLabel
 
 // Plain pods (one pod, or a pod group) run in a worker as copies: the
 // manager's pods keep their admission gate for good, and the status of
@@ -67,6 +68,16 @@ func (r *WorkloadReconciler) localPods(ctx context.Context, wl *kueue.Workload) 
 		return list.Items, true, nil
 	}
 	owner := metav1.GetControllerOf(wl)
+	if owner != nil && owner.Kind == "LeaderWorkerSet" && strings.HasPrefix(owner.APIVersion, "leaderworkerset.x-k8s.io/") {
+		// A LeaderWorkerSet group's pods are a pod group of the
+		// Workload's name.
+		var list corev1.PodList
+		if err := r.Client.List(ctx, &list, client.InNamespace(wl.Namespace),
+			client.MatchingLabels{jobframework.PodGroupNameLabel: wl.Name}); err != nil {
+			return nil, true, fmt.Errorf("listing the pods of group %s: %w", wl.Name, err)
+		}
+		return list.Items, true, nil
+	}
 	if owner == nil || owner.Kind != "Pod" || owner.APIVersion != "v1" {
 		return nil, false, nil
 	}

@@ -45,11 +45,17 @@ var (
 	_ admission.Validator[*corev1.Pod] = (*Webhook)(nil)
 )
 
-// Default gates a pod Kuota manages: one its parent asked to gate (the
-// pod-suspending-parent annotation), or, in a managed namespace, one with
+// Default gates a pod Kuota manages: a MultiKueue copy in a worker, one
+// its parent asked to gate (the pod-suspending-parent annotation), or, in
+// a managed namespace, one with
 // a queue name (the namespace's "default" LocalQueue when it names none)
 // that no managed job owns.
 func (w *Webhook) Default(ctx context.Context, p *corev1.Pod) error {
+	if p.Labels[jobframework.MultiKueueWorkerPodLabel] == "true" && p.Labels[jobframework.PrebuiltWorkloadLabel] != "" {
+		// A MultiKueue copy, completed in the manager cluster: its
+		// parent is not here.
+		return manage(p)
+	}
 	if parent := p.Annotations[jobframework.SuspendingParentAnnotation]; parent != "" {
 		managed := true
 		if in, ok := w.Options.EnabledIntegration(parent); ok && in.DefaultPod != nil {

@@ -2,7 +2,8 @@
 // API servers (a manager cluster and two workers), Kuota's manager in
 // the test process for the manager cluster and for a worker. There is no
 // Job, JobSet or Ray controller, so the tests play their part in the
-// worker. The JobSet and RayService CRDs come from the module cache.
+// worker. The JobSet, RayService and LeaderWorkerSet CRDs come from the
+// module cache.
 package mkdispatch
 
 import (
@@ -38,8 +39,14 @@ func run(m *testing.M) int {
 		return 1
 	}
 	rayServiceCRD := filepath.Join(rayDir, "config", "crd", "bases", "ray.io_rayservices.yaml")
+	lwsDir, err := paths.ModuleDir("sigs.k8s.io/lws")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration: "+err.Error())
+		return 1
+	}
+	lwsCRDs := filepath.Join(lwsDir, "config", "crd", "bases")
 	for _, e := range []**framework.Env{&manager, &worker1, &worker2} {
-		env, err := framework.StartWithCRDs(jobSetCRDs, rayServiceCRD)
+		env, err := framework.StartWithCRDs(jobSetCRDs, rayServiceCRD, lwsCRDs)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "integration: "+err.Error())
 			return 1
