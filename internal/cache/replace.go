@@ -2,14 +2,12 @@ package cache
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/lifecycle"
-	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/state"
 	"github.com/kuota-dev/kuota/internal/tas"
 )
@@ -39,7 +37,7 @@ func (c *Cache) ReplaceNodes(key Key, nodes []string) (*kueue.Admission, string)
 		if len(psa.Flavors) == 0 || !placesOn(psa, failed) {
 			continue
 		}
-		flavor := psa.Flavors[slices.Sorted(maps.Keys(psa.Flavors))[0]]
+		flavor := lifecycle.TopologyFlavor(psa)
 		tree := c.state.TopologyTree(flavor)
 		if tree == nil {
 			return nil, fmt.Sprintf("the topology of flavor %s is not known", flavor)
@@ -48,7 +46,7 @@ func (c *Cache) ReplaceNodes(key Key, nodes []string) (*kueue.Admission, string)
 		if err != "" {
 			return nil, err
 		}
-		moved, why := tree.Replace(psa.TopologyAssignment, perPodOf(psa), failed, within)
+		moved, why := tree.Replace(psa.TopologyAssignment, lifecycle.PerPod(psa), failed, within)
 		if moved == nil {
 			return nil, fmt.Sprintf("PodSet %s: %s", psa.Name, why)
 		}
@@ -76,19 +74,6 @@ func (c *Cache) Refresh(key Key) {
 // the set.
 func placesOn(psa *kueue.PodSetAssignment, nodes map[string]bool) bool {
 	return slices.ContainsFunc(tas.Nodes(psa.TopologyAssignment), func(n string) bool { return nodes[n] })
-}
-
-// perPodOf is one pod's usage in a PodSet assignment.
-func perPodOf(psa *kueue.PodSetAssignment) resources.Requests {
-	count := int64(1)
-	if psa.Count != nil && *psa.Count > 0 {
-		count = int64(*psa.Count)
-	}
-	out := resources.Requests{}
-	for name, q := range psa.ResourceUsage {
-		out[name] = resources.FromQuantity(q) / count
-	}
-	return out
 }
 
 // requiredLevel is the level a PodSet's pods must share (its required

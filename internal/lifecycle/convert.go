@@ -231,16 +231,28 @@ func TopologyUses(adm *kueue.Admission) []state.TopologyUse {
 		if psa.TopologyAssignment == nil || len(psa.Flavors) == 0 {
 			continue
 		}
-		count := int64(1)
-		if psa.Count != nil && *psa.Count > 0 {
-			count = int64(*psa.Count)
-		}
-		perPod := resources.Requests{}
-		for name, q := range psa.ResourceUsage {
-			perPod[name] = resources.FromQuantity(q) / count
-		}
-		names := slices.Sorted(maps.Keys(psa.Flavors))
-		out = append(out, state.TopologyUse{Flavor: psa.Flavors[names[0]], Assignment: psa.TopologyAssignment, PerPod: perPod})
+		out = append(out, state.TopologyUse{Flavor: TopologyFlavor(psa), Assignment: psa.TopologyAssignment, PerPod: PerPod(psa)})
+	}
+	return out
+}
+
+// TopologyFlavor is the flavor whose topology a PodSet assignment's pods
+// are placed in: the flavor of its first resource by name.
+func TopologyFlavor(psa *kueue.PodSetAssignment) kueue.ResourceFlavorReference {
+	names := slices.Sorted(maps.Keys(psa.Flavors))
+	return psa.Flavors[names[0]]
+}
+
+// PerPod is one pod's usage in a PodSet assignment: its usage over its
+// count.
+func PerPod(psa *kueue.PodSetAssignment) resources.Requests {
+	count := int64(1)
+	if psa.Count != nil && *psa.Count > 0 {
+		count = int64(*psa.Count)
+	}
+	out := resources.Requests{}
+	for name, q := range psa.ResourceUsage {
+		out[name] = resources.FromQuantity(q) / count
 	}
 	return out
 }

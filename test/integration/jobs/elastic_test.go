@@ -25,11 +25,7 @@ import (
 func TestElasticJobScalesWhileRunning(t *testing.T) {
 	startManager(t)
 	ns, cq, fl := queues(t, "4")
-	j := newJob(ns, "elastic", "lq", 2, "1")
-	j.Annotations = map[string]string{kueue.ElasticJobAnnotation: "true"}
-	j.Spec.Completions = ptr.To[int32](20)
-	// What the webhook adds to an elastic Job.
-	j.Spec.Template.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: kueue.ElasticJobSchedulingGate}}
+	j := elasticJob(ns, "elastic", 2)
 	create(t, j)
 	j = waitRunning(t, ns, "elastic", fl)
 	first := workloadOf(t, j)
@@ -126,6 +122,16 @@ func TestElasticJobScalesWhileRunning(t *testing.T) {
 		return nil
 	})
 	waitReserved(t, cq, "0")
+}
+
+// elasticJob is an elastic Job of pods of 1 cpu, 20 completions, with the
+// gate the webhook adds to its template.
+func elasticJob(ns, name string, parallelism int32) *batchv1.Job {
+	j := newJob(ns, name, "lq", parallelism, "1")
+	j.Annotations = map[string]string{kueue.ElasticJobAnnotation: "true"}
+	j.Spec.Completions = ptr.To[int32](20)
+	j.Spec.Template.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: kueue.ElasticJobSchedulingGate}}
+	return j
 }
 
 // scale sets a Job's parallelism.
@@ -255,10 +261,7 @@ func TestElasticJobPreemptedWhileGrowing(t *testing.T) {
 	startManager(t)
 	ns, cq, fl := queues(t, "4")
 	create(t, &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-high"}, Value: 100})
-	j := newJob(ns, "elastic", "lq", 2, "1")
-	j.Annotations = map[string]string{kueue.ElasticJobAnnotation: "true"}
-	j.Spec.Completions = ptr.To[int32](20)
-	j.Spec.Template.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: kueue.ElasticJobSchedulingGate}}
+	j := elasticJob(ns, "elastic", 2)
 	create(t, j)
 	j = waitRunning(t, ns, "elastic", fl)
 	first := workloadOf(t, j)

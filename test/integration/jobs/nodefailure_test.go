@@ -3,6 +3,8 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,11 +141,7 @@ func TestJobOnAFailedNodeGetsAnotherNode(t *testing.T) {
 	j.Spec.Template.Annotations = map[string]string{"kueue.x-k8s.io/podset-preferred-topology": rackLabel}
 	create(t, j)
 	before := waitNodes(t, ns, "kept")
-	var failed string
-	for n := range before {
-		failed = n
-		break
-	}
+	failed := slices.Min(slices.Collect(maps.Keys(before)))
 	if err := env.Client.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: failed}}); err != nil {
 		t.Fatal(err)
 	}
@@ -176,12 +174,7 @@ func TestJobOnAFailedNodeGetsAnotherNode(t *testing.T) {
 	full := newJob(ns, "full", "lq", 3, "4")
 	full.Spec.Template.Annotations = map[string]string{"kueue.x-k8s.io/podset-preferred-topology": rackLabel}
 	create(t, full)
-	nodes := waitNodes(t, ns, "full")
-	var broken string
-	for n := range nodes {
-		broken = n
-		break
-	}
+	broken := slices.Min(slices.Collect(maps.Keys(waitNodes(t, ns, "full"))))
 	taintNode(t, broken, corev1.Taint{Key: "example.com/broken", Effect: corev1.TaintEffectNoExecute})
 	waitEvictedFor(t, ns, "full", broken)
 	if c := condition(workloadOf(t, getJob(t, ns, "full")), kueue.WorkloadEvicted); c == nil || !strings.Contains(c.Message, "cannot be replaced") {

@@ -76,6 +76,35 @@ func runsInWorker1(t *testing.T, ns string, wlKey client.ObjectKey, pods []*core
 			t.Fatalf("pod %s was not gated by the manager's webhook", p.Name)
 		}
 	}
+	startsInWorker1(t, ns, wlKey, pods)
+	setWorkerPods(t, pods, corev1.PodSucceeded)
+	eventually(t, "the manager's workload finishes and worker1 keeps nothing", func() error {
+		var wl kueue.Workload
+		get(t, manager, wlKey, &wl)
+		if !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+			return fmt.Errorf("conditions %v", wl.Status.Conditions)
+		}
+		var rw kueue.Workload
+		if err := worker1.Client.Get(ctx, wlKey, &rw); err == nil && rw.DeletionTimestamp.IsZero() {
+			return fmt.Errorf("worker1's copy is still there")
+		}
+		for _, p := range pods {
+			var rp corev1.Pod
+			if err := worker1.Client.Get(ctx, client.ObjectKeyFromObject(p), &rp); !apierrors.IsNotFound(err) && (err != nil || rp.DeletionTimestamp.IsZero()) {
+				return fmt.Errorf("pod %s is still in worker1 (%v)", p.Name, err)
+			}
+		}
+		return nil
+	})
+}
+
+// startsInWorker1 waits for the workload of pods queued in the manager to
+// be admitted on worker1 and the pods' copies to start there, then plays
+// worker1's kubelet: the copies run, and the manager's pods, still gated,
+// mirror that.
+func startsInWorker1(t *testing.T, ns string, wlKey client.ObjectKey, pods []*corev1.Pod) {
+	t.Helper()
+	ctx := context.Background()
 	eventually(t, "the workload is admitted in the manager on worker1", func() error {
 		var wl kueue.Workload
 		if err := manager.Client.Get(ctx, wlKey, &wl); err != nil {
@@ -100,25 +129,6 @@ func runsInWorker1(t *testing.T, ns string, wlKey client.ObjectKey, pods []*core
 			return nil
 		})
 	}
-	setWorkerPods(t, pods, corev1.PodSucceeded)
-	eventually(t, "the manager's workload finishes and worker1 keeps nothing", func() error {
-		var wl kueue.Workload
-		get(t, manager, wlKey, &wl)
-		if !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
-			return fmt.Errorf("conditions %v", wl.Status.Conditions)
-		}
-		var rw kueue.Workload
-		if err := worker1.Client.Get(ctx, wlKey, &rw); err == nil && rw.DeletionTimestamp.IsZero() {
-			return fmt.Errorf("worker1's copy is still there")
-		}
-		for _, p := range pods {
-			var rp corev1.Pod
-			if err := worker1.Client.Get(ctx, client.ObjectKeyFromObject(p), &rp); !apierrors.IsNotFound(err) && (err != nil || rp.DeletionTimestamp.IsZero()) {
-				return fmt.Errorf("pod %s is still in worker1 (%v)", p.Name, err)
-			}
-		}
-		return nil
-	})
 }
 
 // waitStarted waits for a pod's copy in a worker to be ungated by the

@@ -8,14 +8,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
-	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/integrations/statefulset"
 	"github.com/kuota-dev/kuota/internal/jobframework"
 )
@@ -57,28 +55,5 @@ func TestStatefulSetRunsInAWorker(t *testing.T) {
 		pods = append(pods, p)
 	}
 	wlKey := client.ObjectKey{Namespace: ns, Name: statefulset.GroupName("db")}
-	eventually(t, "the StatefulSet's group admitted in the manager on worker1", func() error {
-		var wl kueue.Workload
-		if err := manager.Client.Get(t.Context(), wlKey, &wl); err != nil {
-			return err
-		}
-		if ptr.Deref(wl.Status.ClusterName, "") != ns+"-worker1" || !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
-			return fmt.Errorf("clusterName %v conditions %v", wl.Status.ClusterName, wl.Status.Conditions)
-		}
-		return nil
-	})
-	for _, p := range pods {
-		waitStarted(t, worker1, "worker1", p, wlKey.Name)
-	}
-	setWorkerPods(t, pods, corev1.PodRunning)
-	for _, p := range pods {
-		eventually(t, "pod "+p.Name+" mirrors its copy's run and stays gated", func() error {
-			var lp corev1.Pod
-			get(t, manager, client.ObjectKeyFromObject(p), &lp)
-			if lp.Status.Phase != corev1.PodRunning || !jobframework.IsGated(&lp) {
-				return fmt.Errorf("phase %s gated %v", lp.Status.Phase, jobframework.IsGated(&lp))
-			}
-			return nil
-		})
-	}
+	startsInWorker1(t, ns, wlKey, pods)
 }
