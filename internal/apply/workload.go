@@ -210,3 +210,9 @@ func Finished(wl *kueue.Workload, reason, message string, now metav1.Time) *kueu
 	SetCondition(&st.Conditions, kueue.WorkloadFinished, metav1.ConditionTrue, reason, message, wl.Generation, now)
 	return st
 }
+
+// SliceReplacedMessage is the Finished message of an elastic job's
+// Workload slice that the slice by replaced.
+func SliceReplacedMessage(by *kueue.Workload) string {
+	return fmt.Sprintf("Replaced by Workload slice %s (UID %s), admitted with the job's new size", by.Name, by.UID)
+}

@@ -15,6 +15,7 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/apply"
+	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/resources"
 )
 
@@ -46,8 +47,8 @@ func IsElastic(obj metav1.Object) bool {
 
 // elastic reports whether the job's pod counts may change while it runs.
 // A job MultiKueue runs in a worker is not: its Workload slices would not
-// reach the worker (there, its copy is elastic). Nor is a job that names a
-// prebuilt Workload: that one Workload is the job's.
+// reach the worker. Nor is a job that names a prebuilt Workload (the
+// worker's copy of such a job among them): that one Workload is the job's.
 func (r *Reconciler) elastic(job Job) bool {
 	if !r.Options.ElasticJobs || !r.Integration.Elastic || !IsElastic(job.Object()) ||
 		job.Object().GetLabels()[PrebuiltWorkloadLabel] != "" {
@@ -138,7 +139,7 @@ func (r *Reconciler) twoSlices(ctx context.Context, job Job, old, next *kueue.Wo
 		// Admitted as the replacement; the scheduler's write that
 		// finishes the old slice did not land.
 		return nil, true, r.finishSlice(ctx, old, kueue.WorkloadSliceReplaced,
-			fmt.Sprintf("Replaced by Workload slice %s (UID %s), admitted with the job's new size", next.Name, next.UID))
+			apply.SliceReplacedMessage(next))
 	case !reserved(old):
 		return nil, true, r.finishSlice(ctx, old, kueue.WorkloadFinishedOutOfSync,
 			"The job's newer Workload slice "+next.Name+" takes its place")
@@ -294,8 +295,7 @@ func lowerAssignment(psa *kueue.PodSetAssignment, want map[kueue.PodSetReference
 	if !ok || psa.Count == nil || *psa.Count <= n || *psa.Count == 0 {
 		return
 	}
-	for r, q := range psa.ResourceUsage {
-		perPod := resources.FromQuantity(q) / int64(*psa.Count)
+	for r, perPod := range lifecycle.PerPod(psa) {
 		psa.ResourceUsage[r] = resources.ToQuantity(r, perPod*int64(n))
 	}
 	psa.Count = &n
@@ -341,16 +341,20 @@ func (r *Reconciler) finishSlice(ctx context.Context, wl *kueue.Workload, reason
 // liveWorkload reads the Workload from the API server; nil when it is gone
 // or is another object of the same name.
 func (r *Reconciler) liveWorkload(ctx context.Context, cached *kueue.Workload) (*kueue.Workload, error) {
-	reader := r.PodReader
-	if reader == nil {
-		reader = r.Client
-	}
 	var wl kueue.Workload
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(cached), &wl); err != nil {
+	if err := r.apiReader().Get(ctx, client.ObjectKeyFromObject(cached), &wl); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
 	if wl.UID != cached.UID {
 		return nil, nil
 	}
 	return &wl, nil
+}
+
+// apiReader is APIReader, or Client when it is not set.
+func (r *Reconciler) apiReader() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
 }

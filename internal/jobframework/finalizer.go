@@ -198,10 +198,7 @@ func terminal(p *corev1.Pod) bool {
 
 // jobPods lists the pods of the job with that UID, from the API server.
 func (r *Reconciler) jobPods(ctx context.Context, ns string, uid types.UID) ([]corev1.Pod, error) {
-	reader := r.PodReader
-	if reader == nil {
-		reader = r.Client
-	}
+	reader := r.apiReader()
 	opts := []client.ListOption{client.InNamespace(ns)}
 	selector, bySelector := r.Integration.NewJob(nil).(JobWithPodSelector)
 	if bySelector {

@@ -37,10 +37,11 @@ import (
 // one next step.
 type Reconciler struct {
 	Client client.Client
-	// PodReader reads the pods of a job whose Workload is going away; the
-	// manager's API reader, so that no pod informer is started. Client
+	// APIReader reads from the API server (the manager's API reader): the
+	// pods of a job, so that no pod informer is started, and the whole
+	// Workload an update must carry (the cached one is trimmed). Client
 	// when nil.
-	PodReader   client.Reader
+	APIReader   client.Reader
 	Writer      *apply.Writer
 	Recorder    record.EventRecorder
 	Integration Integration

@@ -107,7 +107,7 @@ func setupController(mgr ctrl.Manager, in Integration, opts Options) error {
 		return nil
 	}
 	r := &Reconciler{
-		Client: mgr.GetClient(), PodReader: mgr.GetAPIReader(), Writer: &apply.Writer{Client: mgr.GetClient()},
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Writer: &apply.Writer{Client: mgr.GetClient()},
 		Recorder: mgr.GetEventRecorderFor("kueue-job-controller"), Integration: in, Options: opts,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {

@@ -54,10 +54,14 @@ const (
 	// DeleteJob deletes the job (the controller owner) of a workload Kuota
 	// deactivated, past its retention; the deletion cascades.
 	DeleteJob
+	// ReplaceNodes gives the pods placed on the failed Nodes other nodes
+	// (Options.ReplaceFailedNodes); when none has room, the workload is
+	// evicted as Evict would, with Reason and Message.
+	ReplaceNodes
 )
 
 var actionNames = [...]string{"None", "Wait", "SetPending", "MarkInactive", "Deactivate", "MarkForDeactivation", "Evict",
-	"ClearReservation", "Requeue", "SyncChecks", "DropFinalizer", "DeleteWorkload", "DeleteJob"}
+	"ClearReservation", "Requeue", "SyncChecks", "DropFinalizer", "DeleteWorkload", "DeleteJob", "ReplaceNodes"}
 
 func (a Action) String() string {
 	if int(a) < len(actionNames) {
@@ -168,7 +172,7 @@ func nextReserved(wl *kueue.Workload, v *View, opts *Options, now time.Time) Ste
 	if s.Action != None {
 		return s
 	}
-	s, recheck := nodeFailures(v, now)
+	s, recheck := nodeFailures(v, opts, now)
 	if s.Action != None {
 		return s
 	}

@@ -50,11 +50,12 @@ func AssignedNodes(adm *kueue.Admission) map[string][]kueue.PodSetReference {
 }
 
 // nodeFailures returns the eviction of an admitted workload whose pods were
-// placed on a node that failed: the node is gone, or tainted NoExecute in a
+// placed on a node that failed (first a replacement of the node, with
+// opts.ReplaceFailedNodes): the node is gone, or tainted NoExecute in a
 // way its pods do not tolerate (for the node controller's not-ready and
 // unreachable taints, once NodeGrace has passed since the taint). It also
 // says when to look again (0: no need).
-func nodeFailures(v *View, now time.Time) (Step, time.Duration) {
+func nodeFailures(v *View, opts *Options, now time.Time) (Step, time.Duration) {
 	var failed, why []string
 	var recheck time.Duration
 	for _, name := range slices.Sorted(maps.Keys(v.Nodes)) {
@@ -80,7 +81,11 @@ func nodeFailures(v *View, now time.Time) (Step, time.Duration) {
 	if len(failed) == 0 {
 		return Step{}, recheck
 	}
-	return Step{Action: Evict, Reason: kueue.WorkloadEvictedByNodeFailures, Nodes: failed,
+	action := Evict
+	if opts.ReplaceFailedNodes {
+		action = ReplaceNodes
+	}
+	return Step{Action: action, Reason: kueue.WorkloadEvictedByNodeFailures, Nodes: failed,
 		Message: "Pods of the workload were placed on failed nodes: " + strings.Join(why, "; ")}, 0
 }
 

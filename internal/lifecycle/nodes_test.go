@@ -65,6 +65,10 @@ func TestFailedNodesEvictTheWorkload(t *testing.T) {
 			if s.Action != Evict || s.Reason != kueue.WorkloadEvictedByNodeFailures || len(s.Nodes) != 1 || !strings.Contains(s.Message, s.Nodes[0]) {
 				t.Errorf("step %+v, want an eviction for NodeFailures naming the node", s)
 			}
+			if s := Next(newWL().reserved("cq", true).owned().wl, v, &Options{ReplaceFailedNodes: true}, t0); s.Action != ReplaceNodes ||
+				s.Reason != kueue.WorkloadEvictedByNodeFailures || len(s.Nodes) != 1 {
+				t.Errorf("with node replacement: step %+v, want ReplaceNodes for the node", s)
+			}
 		})
 	}
 }

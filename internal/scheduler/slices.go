@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,7 +23,7 @@ func (s *Scheduler) finishReplaced(ctx context.Context, wl *kueue.Workload, old 
 	if err := s.Client.Get(ctx, old.Key, &prev); err != nil || prev.UID != old.UID {
 		return
 	}
-	msg := fmt.Sprintf("Replaced by Workload slice %s (UID %s), admitted with the job's new size", wl.Name, wl.UID)
+	msg := apply.SliceReplacedMessage(wl)
 	if err := s.Writer.WorkloadStatus(ctx, &prev, apply.Finished(&prev, kueue.WorkloadSliceReplaced, msg, metav1.NewTime(now)), apply.AdmissionManager); err != nil {
 		s.log.Info("replaced slice not finished; the job controller will", "workload", old.Key, "error", err.Error())
 		return

@@ -17,7 +17,9 @@ func (c *cycle) assignReplacement(cur *cursor, w *workload.Info) flavors.Assignm
 	hint := &workload.Hint{Counts: counts, Flavors: w.Replaces.Flavors}
 	asg, ok := c.assigner.AssignHinted(cur.cq, cur.node, w.Shape, hint)
 	if !ok {
-		return c.assigner.Assign(cur.cq, cur.node, w.Shape, nil)
+		// The replaced slice's flavors do not name every PodSet: the
+		// added pods could not join the running ones.
+		return flavors.Assignment{Mode: flavors.NoFit, Reason: flavors.NoMatchingFlavor}
 	}
 	return asg
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -68,16 +67,6 @@ func (r *WorkloadReconciler) localPods(ctx context.Context, wl *kueue.Workload) 
 		return list.Items, true, nil
 	}
 	owner := metav1.GetControllerOf(wl)
-	if owner != nil && owner.Kind == "LeaderWorkerSet" && strings.HasPrefix(owner.APIVersion, "leaderworkerset.x-k8s.io/") {
-		// A LeaderWorkerSet group's pods are a pod group of the
-		// Workload's name.
-		var list corev1.PodList
-		if err := r.Client.List(ctx, &list, client.InNamespace(wl.Namespace),
-			client.MatchingLabels{jobframework.PodGroupNameLabel: wl.Name}); err != nil {
-			return nil, true, fmt.Errorf("listing the pods of group %s: %w", wl.Name, err)
-		}
-		return list.Items, true, nil
-	}
 	if owner == nil || owner.Kind != "Pod" || owner.APIVersion != "v1" {
 		return nil, false, nil
 	}

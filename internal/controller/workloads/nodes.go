@@ -18,22 +18,23 @@ const ReasonNodesReplaced = "NodesReplaced"
 // replaceNodes gives the pods a topology assignment placed on failed nodes
 // other nodes of the same domain, keeping the workload admitted: its job
 // recreates the lost pods, and the topology ungater sends them to their
-// new nodes. It reports whether it did, or why it cannot (the workload is
-// then evicted).
-func (r *Reconciler) replaceNodes(ctx context.Context, wl *kueue.Workload, nodes []string) (bool, string, error) {
+// new nodes. When no node has room, the workload is evicted, the message
+// saying why.
+func (r *Reconciler) replaceNodes(ctx context.Context, wl *kueue.Workload, s lifecycle.Step) error {
 	key := lifecycle.KeyOf(wl)
-	adm, why := r.Cache.ReplaceNodes(key, nodes)
+	adm, why := r.Cache.ReplaceNodes(key, s.Nodes)
 	if adm == nil {
-		return false, why, nil
+		s.Message += "; they cannot be replaced: " + why
+		return r.evict(ctx, wl, s)
 	}
 	st := apply.AdmissionStatus(wl)
 	st.Admission = adm
 	st.UnhealthyNodes = nil
 	if err := r.write(ctx, wl, st); err != nil {
 		r.Cache.Refresh(key)
-		return false, "", err
+		return err
 	}
 	r.Recorder.Eventf(wl, corev1.EventTypeNormal, ReasonNodesReplaced,
-		"The pods placed on the failed nodes %s get other nodes of their topology domain", strings.Join(nodes, ", "))
-	return true, "", nil
+		"The pods placed on the failed nodes %s get other nodes of their topology domain", strings.Join(s.Nodes, ", "))
+	return nil
 }

@@ -40,6 +40,8 @@ func (r *Reconciler) perform(ctx context.Context, wl *kueue.Workload, s lifecycl
 		return ctrl.Result{}, r.markForDeactivation(ctx, wl, s)
 	case lifecycle.Evict:
 		return ctrl.Result{}, r.evict(ctx, wl, s)
+	case lifecycle.ReplaceNodes:
+		return ctrl.Result{}, r.replaceNodes(ctx, wl, s)
 	case lifecycle.ClearReservation:
 		return ctrl.Result{}, r.clearReservation(ctx, wl)
 	case lifecycle.Requeue:
@@ -137,13 +139,6 @@ const maxUnhealthyNodes = 8
 // evict asks the workload to give up its quota, with the backoff the step
 // names.
 func (r *Reconciler) evict(ctx context.Context, wl *kueue.Workload, s lifecycle.Step) error {
-	if s.Reason == kueue.WorkloadEvictedByNodeFailures && r.Options.ReplaceFailedNodes {
-		replaced, why, err := r.replaceNodes(ctx, wl, s.Nodes)
-		if replaced || err != nil {
-			return err
-		}
-		s.Message += "; they cannot be replaced: " + why
-	}
 	now := r.now()
 	st := apply.Evict(wl, s.Reason, s.Cause, "", s.Message, now)
 	for _, n := range s.Nodes {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -65,5 +66,35 @@ func TestValidateElasticAndPartialAdmission(t *testing.T) {
 	partial := map[string]string{MinParallelismAnnotation: "1"}
 	if errs := validate(running(partial, 2), running(partial, 3)); len(errs) != 1 || errs[0].Field != "spec.parallelism" {
 		t.Errorf("a partially admitted Job scaling while it runs: %v", errs)
+	}
+}
+
+// Starting an elastic Job is allowed under its admitted Workload slice,
+// whose name is not the Job's first Workload's; it is refused while no
+// slice of the Job is admitted.
+func TestStartingAnElasticJobChecksItsAdmittedSlice(t *testing.T) {
+	suspended := newJob(ptr.To[int32](3), nil)
+	suspended.UID = "uid"
+	suspended.Labels = map[string]string{jobframework.QueueNameLabel: "lq"}
+	suspended.Annotations[kueue.ElasticJobAnnotation] = "true"
+	slice := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns",
+		Name:   jobframework.SliceWorkloadName(suspended.Name, suspended.UID, GVK, 2),
+		Labels: map[string]string{jobframework.JobUIDLabel: "uid"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: suspended.Name, UID: "uid",
+			Controller: ptr.To(true)}}}}
+	f := newFinalizerFixture(t, batchIntegration(), slice)
+	w := &jobframework.Webhook{Client: f.c, Integration: Integration, Options: jobframework.Options{ElasticJobs: true}, Validate: validate}
+	started := suspended.DeepCopy()
+	started.Spec.Suspend = ptr.To(false)
+	if err := w.ValidateUpdate(context.Background(), suspended, started); err == nil {
+		t.Fatal("the Job started while its slice is not admitted")
+	}
+	slice.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted",
+		LastTransitionTime: metav1.Now()}}
+	if err := f.c.Status().Update(context.Background(), slice); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ValidateUpdate(context.Background(), suspended, started); err != nil {
+		t.Errorf("the Job may start under its admitted slice %s: %v", slice.Name, err)
 	}
 }

@@ -48,7 +48,7 @@ func newFinalizerFixture(t *testing.T, integration jobframework.Integration, obj
 		WithStatusSubresource(&kueue.Workload{}, &batchv1.Job{}).
 		WithIndex(&kueue.Workload{}, jobframework.IndexWorkloadJob, jobframework.IndexWorkloadByJob).Build()
 	rec := record.NewFakeRecorder(100)
-	r := &jobframework.Reconciler{Client: c, PodReader: c, Writer: &apply.Writer{Client: c}, Recorder: rec, Integration: integration}
+	r := &jobframework.Reconciler{Client: c, APIReader: c, Writer: &apply.Writer{Client: c}, Recorder: rec, Integration: integration}
 	return &finalizerFixture{t: t, c: c, r: r, rec: rec}
 }
 

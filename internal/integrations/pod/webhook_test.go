@@ -3,6 +3,7 @@ package pod
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -145,4 +146,30 @@ func FuzzPodWebhook(f *testing.F) {
 		next.Labels[jobframework.QueueNameLabel] = "other"
 		_, _ = w.ValidateUpdate(ctx, &p, next)
 	})
+}
+
+// A pod MultiKueue copies into a worker is managed as it is: its parent
+// (here a kind whose completion fails, as a LeaderWorkerSet's does when
+// the object is not in the cluster) is not asked to complete it again.
+func TestDefaultManagesAWorkerCopyWithoutItsParent(t *testing.T) {
+	w := testWebhook(t)
+	parent := jobframework.Integration{Name: "example.com/set", DefaultPod: func(context.Context, client.Reader, *corev1.Pod) (bool, error) {
+		return false, errors.New("the parent is not in this cluster")
+	}}
+	w.Options.Enabled = append(w.Options.Enabled, parent)
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "set-0",
+		Labels: map[string]string{jobframework.MultiKueueWorkerPodLabel: "true", jobframework.PrebuiltWorkloadLabel: "wl",
+			jobframework.PodGroupNameLabel: "wl"},
+		Annotations: map[string]string{jobframework.SuspendingParentAnnotation: parent.Name, jobframework.RoleHashAnnotation: "main"}}}
+	if err := w.Default(context.Background(), p); err != nil {
+		t.Fatalf("the worker's copy was refused: %v", err)
+	}
+	if !jobframework.IsGated(p) || p.Labels[jobframework.ManagedLabel] != "true" {
+		t.Errorf("the copy is not managed: %+v", p.ObjectMeta)
+	}
+	manager := p.DeepCopy()
+	delete(manager.Labels, jobframework.MultiKueueWorkerPodLabel)
+	if err := w.Default(context.Background(), manager); err == nil {
+		t.Error("the manager's pod was not completed by its parent")
+	}
 }
