@@ -211,14 +211,11 @@ func topologyRequest(shape *workload.PodSetShape, count int32) tas.Request {
 	if t.Preferred != nil {
 		req.Preferred = *t.Preferred
 	}
-	switch {
-	case t.PodSetSliceRequiredTopology != nil && t.PodSetSliceSize != nil:
-		req.SliceLevel, req.SliceSize = *t.PodSetSliceRequiredTopology, *t.PodSetSliceSize
-	case len(t.PodsetSliceRequiredTopologyConstraints) > 0:
-		// The innermost layer is the tightest constraint on each slice;
-		// the outer layers are not enforced yet.
-		last := t.PodsetSliceRequiredTopologyConstraints[len(t.PodsetSliceRequiredTopologyConstraints)-1]
-		req.SliceLevel, req.SliceSize = last.Topology, last.Size
+	if t.PodSetSliceRequiredTopology != nil && t.PodSetSliceSize != nil {
+		req.Slices = []tas.Slice{{Level: *t.PodSetSliceRequiredTopology, Size: *t.PodSetSliceSize}}
+	}
+	for _, c := range t.PodsetSliceRequiredTopologyConstraints {
+		req.Slices = append(req.Slices, tas.Slice{Level: c.Topology, Size: c.Size})
 	}
 	return req
 }

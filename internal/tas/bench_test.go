@@ -50,7 +50,7 @@ func BenchmarkPlace(b *testing.B) {
 		{"required-rack", Request{Count: 64, PerPod: benchPod, Required: rack}},
 		{"preferred-rack", Request{Count: 2000, PerPod: benchPod, Preferred: rack}},
 		{"unconstrained", Request{Count: 2000, PerPod: benchPod}},
-		{"sliced", Request{Count: 1024, PerPod: benchPod, Preferred: block, SliceLevel: rack, SliceSize: 32}},
+		{"sliced", Request{Count: 1024, PerPod: benchPod, Preferred: block, Slices: []Slice{{Level: rack, Size: 32}}}},
 	}
 	for _, size := range sizes {
 		tree := benchTree(size.blocks, size.racks, size.hosts)

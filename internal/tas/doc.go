@@ -10,8 +10,10 @@
 //
 // Capacity is counted in pods of one request: a node fits as many pods as
 // its scarcest requested resource allows, and a domain fits the sum of its
-// children. With slices, domains of the slice level and above count whole
-// slices (groups of SliceSize pods that must share one slice-level domain).
+// children. With slices, domains of a slice level and above count whole
+// slices (groups of Size pods that must share one domain of that level);
+// with several layers, each level counts the slices of the outermost layer
+// at or below it, made of whole slices of the layers inside.
 //
 // Place picks domains for a request (Required, Preferred or unconstrained)
 // and descends to the lowest level using as few domains as it can; Use takes

@@ -21,21 +21,38 @@ type Request struct {
 	Preferred string
 	// Neither Required nor Preferred (Unconstrained or an implied request): spread anywhere.
 
-	// SliceLevel is optional: each slice of SliceSize pods in one domain of SliceLevel (level at or
-	// below Required/Preferred). SliceSize without SliceLevel is ignored.
-	SliceLevel string
-	SliceSize  int32
+	// Slices are optional layers, outermost first: each slice of Size pods
+	// in one domain of Level (at or below Required/Preferred); an inner
+	// layer's slices divide the outer layer's and its level is at or below
+	// the outer one's. One layer is Kueue's podSetSliceRequiredTopology with
+	// podSetSliceSize, several are its podsetSliceRequiredTopologyConstraints.
+	Slices []Slice
+}
+
+// Slice is one layer of a sliced request: groups of Size pods that each
+// share one domain of Level.
+type Slice struct {
+	Level string
+	Size  int32
 }
 
 // plan is the state of one Place call.
+//
+// Capacity is counted in units that change at the slice levels: at level l
+// a unit is unitAt[l] pods (the size of the outermost layer whose level is
+// l or deeper, or 1), so that a domain fits whole slices of every layer
+// above or at it.
 type plan struct {
-	t          *Tree
-	req        podRequest
-	unit       int64 // pods per unit: the slice size, or 1
-	sliceLevel int   // the level where units turn into pods
-	caps       [][]int64
-	slicePods  []int64 // pods of the slice-level domains, to break ties between equal slice counts
-	out        []leafCount
+	t      *Tree
+	req    podRequest
+	unitAt []int64
+	fill   int // where an unconstrained request fills: the outermost slice level, or the lowest level
+	caps   [][]int64
+	// fillFiner is, per domain of the fill level, its capacity in the units
+	// one level down (pods without slices), to break ties between equal
+	// slice counts; nil when units do not change there.
+	fillFiner []int64
+	out       []leafCount
 }
 
 type leafCount struct {
@@ -53,7 +70,7 @@ func (t *Tree) Place(req Request) (*kueue.TopologyAssignment, string) {
 	if why != "" {
 		return nil, why
 	}
-	need := int64(req.Count) / p.unit
+	need := int64(req.Count) / p.unitAt[0]
 	if why := p.choose(req, need); why != "" {
 		return nil, why
 	}
@@ -70,24 +87,14 @@ func (t *Tree) newPlan(req Request) (*plan, string) {
 	case req.Required != "" && req.Preferred != "":
 		return nil, "a request sets both a required and a preferred level"
 	}
-	p := &plan{t: t, unit: 1, sliceLevel: len(t.levels) - 1}
-	for _, level := range []string{req.Required, req.Preferred, req.SliceLevel} {
+	for _, level := range []string{req.Required, req.Preferred} {
 		if level != "" && !slices.Contains(t.levels, level) {
 			return nil, fmt.Sprintf("level %q is not in the topology (levels %s)", level, strings.Join(t.levels, ", "))
 		}
 	}
-	if req.SliceLevel != "" {
-		if req.SliceSize < 1 {
-			return nil, fmt.Sprintf("slice size %d is not positive", req.SliceSize)
-		}
-		p.sliceLevel = slices.Index(t.levels, req.SliceLevel)
-		if top := cmp.Or(req.Required, req.Preferred); top != "" && p.sliceLevel < slices.Index(t.levels, top) {
-			return nil, fmt.Sprintf("slice level %q is wider than level %q", req.SliceLevel, top)
-		}
-		if req.Count%req.SliceSize != 0 {
-			return nil, fmt.Sprintf("%d pods do not divide into slices of %d", req.Count, req.SliceSize)
-		}
-		p.unit = int64(req.SliceSize)
+	p := &plan{t: t, fill: len(t.levels) - 1}
+	if why := p.layers(req); why != "" {
+		return nil, why
 	}
 	if len(t.nodes) == 0 {
 		return nil, fmt.Sprintf("no node has the labels of every topology level (%s)", strings.Join(t.levels, ", "))
@@ -100,7 +107,49 @@ func (t *Tree) newPlan(req Request) (*plan, string) {
 	return p, ""
 }
 
-// count fills caps bottom-up: pods below the slice level, units at it and above.
+// layers checks the request's slice layers and sets the units per level.
+func (p *plan) layers(req Request) string {
+	levels := p.t.levels
+	p.unitAt = make([]int64, len(levels))
+	for l := range p.unitAt {
+		p.unitAt[l] = 1
+	}
+	top := cmp.Or(req.Required, req.Preferred)
+	prev := -1
+	for i, s := range req.Slices {
+		l := slices.Index(levels, s.Level)
+		switch {
+		case l < 0:
+			return fmt.Sprintf("level %q is not in the topology (levels %s)", s.Level, strings.Join(levels, ", "))
+		case s.Size < 1:
+			return fmt.Sprintf("slice size %d is not positive", s.Size)
+		case top != "" && l < slices.Index(levels, top):
+			return fmt.Sprintf("slice level %q is wider than level %q", s.Level, top)
+		case i > 0 && l < prev:
+			return fmt.Sprintf("slice level %q is wider than the enclosing slice level %q", s.Level, req.Slices[i-1].Level)
+		case i > 0 && req.Slices[i-1].Size%s.Size != 0:
+			return fmt.Sprintf("slices of %d pods do not divide into slices of %d", req.Slices[i-1].Size, s.Size)
+		case i == 0 && req.Count%s.Size != 0:
+			return fmt.Sprintf("%d pods do not divide into slices of %d", req.Count, s.Size)
+		}
+		prev = l
+	}
+	for l := range levels {
+		for _, s := range req.Slices {
+			if slices.Index(levels, s.Level) >= l {
+				p.unitAt[l] = int64(s.Size)
+				break
+			}
+		}
+	}
+	if len(req.Slices) > 0 {
+		p.fill = slices.Index(levels, req.Slices[0].Level)
+	}
+	return ""
+}
+
+// count fills caps bottom-up, each level in its own units: a domain fits
+// as many of its units as its children's units make up.
 func (p *plan) count() {
 	t := p.t
 	last := len(t.levels) - 1
@@ -117,14 +166,24 @@ func (p *plan) count() {
 				}
 			}
 		}
-		if l == p.sliceLevel && p.unit > 1 {
-			p.slicePods = slices.Clone(caps)
+		if ratio := p.unitAt[l] / p.childUnit(l); ratio > 1 {
+			if l == p.fill {
+				p.fillFiner = slices.Clone(caps)
+			}
 			for d := range caps {
-				caps[d] /= p.unit
+				caps[d] /= ratio
 			}
 		}
 		p.caps[l] = caps
 	}
+}
+
+// childUnit is the unit of level l's children: pods under the lowest level.
+func (p *plan) childUnit(l int) int64 {
+	if l == len(p.t.levels)-1 {
+		return 1
+	}
+	return p.unitAt[l+1]
 }
 
 // choose picks the domains for need units by the request's mode.
@@ -152,15 +211,15 @@ func (p *plan) choose(req Request, need int64) string {
 		p.spread(0, 0, int32(len(p.caps[0])), need)
 		return ""
 	}
-	p.fillFullest(p.sliceLevel, need)
+	p.fillFullest(p.fill, need)
 	return ""
 }
 
 func (p *plan) units(n int64) string {
-	if p.unit == 1 {
+	if p.unitAt[0] == 1 {
 		return fmt.Sprintf("%d pods", n)
 	}
-	return fmt.Sprintf("%d slices of %d pods", n, p.unit)
+	return fmt.Sprintf("%d slices of %d pods", n, p.unitAt[0])
 }
 
 // bestFit returns the domain of level l that fits need with the least left
@@ -175,17 +234,17 @@ func (p *plan) bestFit(l int, need int64) int32 {
 	return best
 }
 
-// fillFullest spreads need units over the domains of level l (the slice
-// level), those with the least capacity (that still take some) first; equal
-// slice counts go by free pods.
+// fillFullest spreads need units over the domains of level l (the
+// outermost slice level), those with the least capacity (that still take
+// some) first; equal slice counts go by the finer units they hold.
 func (p *plan) fillFullest(l int, need int64) {
 	caps := p.caps[l]
 	order := p.withCapacity(l, 0, int32(len(caps)))
 	slices.SortStableFunc(order, func(a, b int32) int {
-		if c := cmp.Compare(caps[a], caps[b]); c != 0 || p.slicePods == nil {
+		if c := cmp.Compare(caps[a], caps[b]); c != 0 || p.fillFiner == nil {
 			return c
 		}
-		return cmp.Compare(p.slicePods[a], p.slicePods[b])
+		return cmp.Compare(p.fillFiner[a], p.fillFiner[b])
 	})
 	for _, d := range order {
 		if need == 0 {
@@ -197,11 +256,9 @@ func (p *plan) fillFullest(l int, need int64) {
 	}
 }
 
-// descend places n units (pods below the slice level) in domain d of level l.
+// descend places n units of level l in its domain d.
 func (p *plan) descend(l int, d int32, n int64) {
-	if l == p.sliceLevel {
-		n *= p.unit
-	}
+	n *= p.unitAt[l] / p.childUnit(l)
 	if l == len(p.t.levels)-1 {
 		p.out = append(p.out, leafCount{leaf: d, pods: n})
 		return

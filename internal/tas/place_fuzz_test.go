@@ -57,8 +57,10 @@ func fuzzRequest(b *bytesReader, levels []string) Request {
 		req.Preferred = level
 	}
 	if b.next()%3 == 0 {
-		req.SliceLevel = levels[b.next()%len(levels)]
-		req.SliceSize = int32(b.next() % 4)
+		// Up to three layers; the checks of Place refuse the ill-formed ones.
+		for n := 1 + b.next()%3; n > 0; n-- {
+			req.Slices = append(req.Slices, Slice{Level: levels[b.next()%len(levels)], Size: int32(b.next() % 5)})
+		}
 	}
 	return req
 }
@@ -84,7 +86,7 @@ func FuzzPlace(f *testing.F) {
 			if why == "" {
 				t.Fatal("no assignment and no reason")
 			}
-			if req.Required == "" && req.SliceLevel == "" && len(tree.levels) > 0 && totalFit(tree, req) >= int64(req.Count) {
+			if req.Required == "" && len(req.Slices) == 0 && len(tree.levels) > 0 && totalFit(tree, req) >= int64(req.Count) {
 				t.Fatalf("%d pods fit in the topology, yet: %s", req.Count, why)
 			}
 			return
@@ -121,7 +123,7 @@ func mustDomains(t *testing.T, a *kueue.TopologyAssignment) []Domain {
 
 // checkPlacement checks what any placement must hold: Count pods in all,
 // within each domain's capacity, under one domain of a required level, and
-// whole slices in each slice-level domain.
+// whole slices of every layer in each domain of that layer's level.
 func checkPlacement(t *testing.T, tree *Tree, req Request, levels []string, domains []Domain) {
 	t.Helper()
 	find := tree.finder(levels)
@@ -133,7 +135,10 @@ func checkPlacement(t *testing.T, tree *Tree, req Request, levels []string, doma
 	var total int64
 	seen := map[int32]bool{}
 	under := map[string]bool{}
-	slicePods := map[string]int64{}
+	slicePods := make([]map[string]int64, len(req.Slices))
+	for i := range slicePods {
+		slicePods[i] = map[string]int64{}
+	}
 	for _, d := range domains {
 		leaf, ok := find(d.Values)
 		if !ok || seen[leaf] {
@@ -153,8 +158,8 @@ func checkPlacement(t *testing.T, tree *Tree, req Request, levels []string, doma
 		if req.Required != "" {
 			under[fmt.Sprint(values[:slices.Index(tree.levels, req.Required)+1])] = true
 		}
-		if req.SliceLevel != "" {
-			slicePods[fmt.Sprint(values[:slices.Index(tree.levels, req.SliceLevel)+1])] += int64(d.Count)
+		for i, s := range req.Slices {
+			slicePods[i][fmt.Sprint(values[:slices.Index(tree.levels, s.Level)+1])] += int64(d.Count)
 		}
 	}
 	if total != int64(req.Count) {
@@ -163,9 +168,11 @@ func checkPlacement(t *testing.T, tree *Tree, req Request, levels []string, doma
 	if len(under) > 1 {
 		t.Fatalf("required level %s: pods under %d domains", req.Required, len(under))
 	}
-	for key, n := range slicePods {
-		if n%int64(req.SliceSize) != 0 {
-			t.Fatalf("slice-level domain %s holds %d pods, slices of %d", key, n, req.SliceSize)
+	for i, s := range req.Slices {
+		for key, n := range slicePods[i] {
+			if n%int64(s.Size) != 0 {
+				t.Fatalf("layer %d: domain %s of level %s holds %d pods, slices of %d", i, key, s.Level, n, s.Size)
+			}
 		}
 	}
 }
