@@ -67,8 +67,12 @@ func (m *Manager) setupControllers(cfg *configapi.Configuration, patience time.D
 	if err := setupJobs(mgr, cfg); err != nil {
 		return err
 	}
-	if err := topologyungater.Setup(mgr); err != nil {
+	tasPods, err := topologyungater.Setup(mgr)
+	if err != nil {
 		return err
+	}
+	if err := mgr.Add(&feed.BoundPods{Cache: c, Informers: tasPods}); err != nil {
+		return fmt.Errorf("adding the feed of pods placed by topology: %w", err)
 	}
 	if err := provisioningrequest.Setup(mgr, writer); err != nil {
 		return err

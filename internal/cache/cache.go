@@ -81,7 +81,9 @@ type Cache struct {
 	// revisits are the workloads the workload controller should
 	// reconcile again (revisits.go).
 	revisits revisitSet
-	wake     chan struct{}
+	// bound counts the pods placed by topology per node (boundpods.go).
+	bound boundPods
+	wake  chan struct{}
 	// opened is set when quota is freed or a workload newly queued, and
 	// cleared by TakeOpened.
 	opened bool

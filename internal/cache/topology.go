@@ -34,15 +34,15 @@ func (c *Cache) DeleteTopology(name kueue.TopologyReference) {
 	c.notify()
 }
 
-// SetNode records a node. A node whose NoExecute taints changed brings
-// the workloads placed on it back to the workload controller, which
-// evicts them if the node failed.
+// SetNode records a node. A node whose NoExecute taints or readiness
+// changed brings the workloads placed on it back to the workload
+// controller, which replaces the node or evicts them if it failed.
 func (c *Cache) SetNode(n *state.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old, known, _ := c.state.Node(n.Name)
 	c.state.SetNode(n)
-	if known && !slices.Equal(noExecute(old.Taints), noExecute(n.Taints)) {
+	if known && (old.Ready != n.Ready || !slices.Equal(noExecute(old.Taints), noExecute(n.Taints))) {
 		c.revisitNodeHoldersLocked(n.Name)
 	}
 	c.queues.UnparkAll()
@@ -94,7 +94,7 @@ func (c *Cache) nodeChecksLocked(wl *kueue.Workload) map[string]lifecycle.NodeCh
 		if !synced {
 			return nil
 		}
-		nc := lifecycle.NodeCheck{}
+		nc := lifecycle.NodeCheck{Pods: c.boundPodsOnLocked(lifecycle.KeyOf(wl), name)}
 		if found {
 			nc.Node = n
 		}

@@ -68,6 +68,7 @@ func NodeOf(n *corev1.Node) *state.Node {
 		Name: n.Name, Labels: n.Labels, Taints: n.Spec.Taints,
 		Allocatable: resources.FromResourceList(n.Status.Allocatable),
 		Schedulable: ready && !n.Spec.Unschedulable,
+		Ready:       ready,
 	}
 }
 
@@ -77,7 +78,7 @@ func nodes(c *cache.Cache) kind[*corev1.Node] {
 		newObj: func() *corev1.Node { return &corev1.Node{} },
 		relevant: func(o, n *corev1.Node) bool {
 			a, b := NodeOf(o), NodeOf(n)
-			return a.Schedulable != b.Schedulable || !maps.Equal(a.Labels, b.Labels) || !maps.Equal(a.Allocatable, b.Allocatable) ||
+			return a.Schedulable != b.Schedulable || a.Ready != b.Ready || !maps.Equal(a.Labels, b.Labels) || !maps.Equal(a.Allocatable, b.Allocatable) ||
 				!equality.Semantic.DeepEqual(a.Taints, b.Taints)
 		},
 		set: func(n *corev1.Node) { c.SetNode(NodeOf(n)) },

@@ -27,6 +27,24 @@ type NodeCheck struct {
 	// Tolerations are those of the PodSets placed there, with their
 	// flavors'.
 	Tolerations []corev1.Toleration
+	// Pods counts the workload's pods bound to the node; nil while the
+	// manager has not listed them.
+	Pods *NodePods
+}
+
+// NodePods counts a workload's pods bound to one node: running (not ended
+// and not being deleted), succeeded, and ended otherwise (failed or being
+// deleted).
+type NodePods struct {
+	Running, Succeeded, Ended int
+}
+
+// podsGone reports whether none of the workload's pods runs on the node
+// any longer and one is needed there: some ended without succeeding, or
+// none is bound (gone, or never arrived). Pods that all succeeded need
+// nothing.
+func (p *NodePods) podsGone() bool {
+	return p != nil && p.Running == 0 && (p.Ended > 0 || p.Succeeded == 0)
 }
 
 // AssignedNodes lists, per node, the PodSets an admission places there by
@@ -51,10 +69,11 @@ func AssignedNodes(adm *kueue.Admission) map[string][]kueue.PodSetReference {
 
 // nodeFailures returns the eviction of an admitted workload whose pods were
 // placed on a node that failed (first a replacement of the node, with
-// opts.ReplaceFailedNodes): the node is gone, or tainted NoExecute in a
-// way its pods do not tolerate (for the node controller's not-ready and
-// unreachable taints, once NodeGrace has passed since the taint). It also
-// says when to look again (0: no need).
+// opts.ReplaceFailedNodes): the node is gone; or it is not ready and none
+// of the workload's pods runs there any longer (they failed, were deleted
+// or never arrived; Kueue's TASReplaceNodeOnPodTermination); or it has a
+// NoExecute taint that evicts its pods, once their tolerations let it
+// (see evictsAfter). It also says when to look again (0: no need).
 func nodeFailures(v *View, opts *Options, now time.Time) (Step, time.Duration) {
 	var failed, why []string
 	var recheck time.Duration
@@ -64,13 +83,20 @@ func nodeFailures(v *View, opts *Options, now time.Time) (Step, time.Duration) {
 			failed, why = append(failed, name), append(why, fmt.Sprintf("node %s is gone", name))
 			continue
 		}
+		if !nc.Node.Ready && nc.Pods.podsGone() {
+			failed, why = append(failed, name), append(why, fmt.Sprintf("node %s is not ready and none of the workload's pods runs there", name))
+			continue
+		}
 		for i := range nc.Node.Taints {
 			t := &nc.Node.Taints[i]
-			if t.Effect != corev1.TaintEffectNoExecute ||
-				slices.ContainsFunc(nc.Tolerations, func(tol corev1.Toleration) bool { return state.Tolerates(&tol, t) }) {
+			if t.Effect != corev1.TaintEffectNoExecute {
 				continue
 			}
-			if left := graceLeft(t, now); left > 0 {
+			after, evicts := evictsAfter(t, nc.Tolerations)
+			if !evicts {
+				continue
+			}
+			if left := timeLeft(t, after, now); left > 0 {
 				recheck = minPositive(recheck, left)
 				continue
 			}
@@ -89,16 +115,49 @@ func nodeFailures(v *View, opts *Options, now time.Time) (Step, time.Duration) {
 		Message: "Pods of the workload were placed on failed nodes: " + strings.Join(why, "; ")}, 0
 }
 
-// graceLeft is what remains of NodeGrace for the node controller's
-// not-ready and unreachable taints (0 for other taints: they evict now).
-func graceLeft(t *corev1.Taint, now time.Time) time.Duration {
-	if t.Key != corev1.TaintNodeNotReady && t.Key != corev1.TaintNodeUnreachable {
+// evictsAfter says whether Kubernetes evicts pods with these tolerations
+// from a node with the NoExecute taint t, and how long after the taint was
+// added, as its taint manager does: at once without a matching
+// toleration, never when the matching tolerations set no
+// tolerationSeconds, else after the shortest they set. Pods that do not
+// tolerate the node controller's not-ready and unreachable taints are
+// given NodeGrace for them when created (the DefaultTolerationSeconds
+// admission plugin).
+func evictsAfter(t *corev1.Taint, tolerations []corev1.Toleration) (time.Duration, bool) {
+	matched, bounded := false, false
+	var shortest int64
+	for i := range tolerations {
+		tol := &tolerations[i]
+		if !state.Tolerates(tol, t) {
+			continue
+		}
+		matched = true
+		if tol.TolerationSeconds != nil && (!bounded || *tol.TolerationSeconds < shortest) {
+			bounded, shortest = true, *tol.TolerationSeconds
+		}
+	}
+	switch {
+	case !matched && (t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable):
+		return NodeGrace, true
+	case !matched:
+		return 0, true
+	case !bounded:
+		return 0, false
+	}
+	return time.Duration(max(shortest, 0)) * time.Second, true
+}
+
+// timeLeft is what remains of after since the taint was added; a taint
+// without a time (not the node controller's) counts from now when a
+// delay applies, so that only an immediate eviction fails the node.
+func timeLeft(t *corev1.Taint, after time.Duration, now time.Time) time.Duration {
+	if after <= 0 {
 		return 0
 	}
 	if t.TimeAdded == nil {
-		return NodeGrace
+		return after
 	}
-	return max(0, t.TimeAdded.Add(NodeGrace).Sub(now))
+	return max(0, t.TimeAdded.Add(after).Sub(now))
 }
 
 func minPositive(a, b time.Duration) time.Duration {

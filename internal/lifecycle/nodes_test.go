@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/state"
@@ -29,7 +30,8 @@ func TestAssignedNodesReadsHostnameAssignments(t *testing.T) {
 }
 
 func TestFailedNodesEvictTheWorkload(t *testing.T) {
-	ready := &state.Node{Name: "n1", Schedulable: true}
+	ready := &state.Node{Name: "n1", Schedulable: true, Ready: true}
+	notReady := &state.Node{Name: "n1"}
 	taint := func(key string, effect corev1.TaintEffect, added time.Time) *state.Node {
 		return &state.Node{Name: "n1", Taints: []corev1.Taint{{Key: key, Effect: effect, TimeAdded: &metav1.Time{Time: added}}}}
 	}
@@ -46,7 +48,24 @@ func TestFailedNodesEvictTheWorkload(t *testing.T) {
 			Tolerations: []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpExists}}}}},
 		"not ready for a minute: waits out the grace": {nodes: map[string]NodeCheck{"n1": {Node: taint(corev1.TaintNodeNotReady, corev1.TaintEffectNoExecute, t0.Add(-time.Minute))}},
 			wantRecheck: 4 * time.Minute},
-		"unreachable past the grace": {nodes: map[string]NodeCheck{"n1": {Node: taint(corev1.TaintNodeUnreachable, corev1.TaintEffectNoExecute, t0.Add(-NodeGrace))}}, evict: true},
+		"not ready, tolerated for 30 s, a minute ago": {nodes: map[string]NodeCheck{"n1": {Node: taint(corev1.TaintNodeNotReady, corev1.TaintEffectNoExecute, t0.Add(-time.Minute)),
+			Tolerations: []corev1.Toleration{{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](30)}}}},
+			evict: true},
+		"not ready, tolerated for 120 s, a minute ago": {nodes: map[string]NodeCheck{"n1": {Node: taint(corev1.TaintNodeNotReady, corev1.TaintEffectNoExecute, t0.Add(-time.Minute)),
+			Tolerations: []corev1.Toleration{{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, TolerationSeconds: ptr.To[int64](120)}}}},
+			wantRecheck: time.Minute},
+		"not ready, tolerated for ever": {nodes: map[string]NodeCheck{"n1": {Node: taint(corev1.TaintNodeNotReady, corev1.TaintEffectNoExecute, t0.Add(-time.Hour)),
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}}}},
+		"the shortest matching toleration wins": {nodes: map[string]NodeCheck{"n1": {Node: taint("gpu", corev1.TaintEffectNoExecute, t0.Add(-20*time.Second)),
+			Tolerations: []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpExists}, {Operator: corev1.TolerationOpExists, TolerationSeconds: ptr.To[int64](10)}}}},
+			evict: true},
+		"not ready, pods not listed yet":              {nodes: map[string]NodeCheck{"n1": {Node: notReady}}},
+		"not ready, a pod still runs":                 {nodes: map[string]NodeCheck{"n1": {Node: notReady, Pods: &NodePods{Running: 1, Ended: 1}}}},
+		"not ready, its pod failed":                   {nodes: map[string]NodeCheck{"n1": {Node: notReady, Pods: &NodePods{Ended: 1}}}, evict: true},
+		"not ready, no pod of it there":               {nodes: map[string]NodeCheck{"n1": {Node: notReady, Pods: &NodePods{}}}, evict: true},
+		"not ready, its pods succeeded":               {nodes: map[string]NodeCheck{"n1": {Node: notReady, Pods: &NodePods{Succeeded: 2}}}},
+		"ready, its pod failed (the job replaces it)": {nodes: map[string]NodeCheck{"n1": {Node: ready, Pods: &NodePods{Ended: 1}}}},
+		"unreachable past the grace":                  {nodes: map[string]NodeCheck{"n1": {Node: taint(corev1.TaintNodeUnreachable, corev1.TaintEffectNoExecute, t0.Add(-NodeGrace))}}, evict: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

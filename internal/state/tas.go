@@ -35,6 +35,8 @@ type Node struct {
 	Taints      []corev1.Taint
 	// Schedulable is false for a node that is not Ready or is cordoned.
 	Schedulable bool
+	// Ready is the node's Ready condition (false when it has none).
+	Ready bool
 }
 
 // holderChange is one admission's change of topology capacity: old

@@ -85,8 +85,9 @@ type podCache struct{ cache.Cache }
 
 func (c podCache) GetCache() cache.Cache { return c.Cache }
 
-// Setup creates the ungater's pod cache and registers the controller.
-func Setup(mgr ctrl.Manager) error {
+// Setup creates the ungater's pod cache and registers the controller; it
+// returns the pod cache, which others may read too (feed.BoundPods).
+func Setup(mgr ctrl.Manager) (cache.Cache, error) {
 	pods, err := cache.New(mgr.GetConfig(), cache.Options{
 		Scheme: mgr.GetScheme(),
 		Mapper: mgr.GetRESTMapper(),
@@ -96,22 +97,30 @@ func Setup(mgr ctrl.Manager) error {
 		}},
 	})
 	if err != nil {
-		return fmt.Errorf("creating the topology ungater's pod cache: %w", err)
+		return nil, fmt.Errorf("creating the topology ungater's pod cache: %w", err)
 	}
 	if err := pods.IndexField(context.Background(), &corev1.Pod{}, indexWorkload, workloadIndex); err != nil {
-		return fmt.Errorf("indexing pods by Workload: %w", err)
+		return nil, fmt.Errorf("indexing pods by Workload: %w", err)
 	}
 	if err := mgr.Add(podCache{pods}); err != nil {
-		return fmt.Errorf("adding the topology ungater's pod cache: %w", err)
+		return nil, fmt.Errorf("adding the topology ungater's pod cache: %w", err)
 	}
 	r := &Reconciler{Client: mgr.GetClient(), Pods: pods, Recorder: mgr.GetEventRecorderFor("kuota-topology-ungater")}
-	return r.SetupWithManager(mgr, pods)
+	return pods, r.SetupWithManager(mgr, pods)
 }
 
 // SetupWithManager watches the gated pods of pods and the Workloads with
 // a topology assignment.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, pods cache.Cache) error {
-	gated := predicate.NewTypedPredicateFuncs(func(p *corev1.Pod) bool { return jobframework.HasTopologyGate(p) })
+	// A pod matters while gated, and once more when its gate goes: if the
+	// assignment moved away from its domain meanwhile, it is a stray.
+	gated := predicate.TypedFuncs[*corev1.Pod]{
+		CreateFunc: func(e event.TypedCreateEvent[*corev1.Pod]) bool { return jobframework.HasTopologyGate(e.Object) },
+		UpdateFunc: func(e event.TypedUpdateEvent[*corev1.Pod]) bool {
+			return jobframework.HasTopologyGate(e.ObjectOld) || jobframework.HasTopologyGate(e.ObjectNew)
+		},
+		GenericFunc: func(e event.TypedGenericEvent[*corev1.Pod]) bool { return jobframework.HasTopologyGate(e.Object) },
+	}
 	// A Workload matters when it gets a topology assignment (and, after a
 	// restart, when it has one); its other updates (conditions, status
 	// writes) change nothing for its pods, which bring their own events.
@@ -231,11 +240,16 @@ func (r *Reconciler) ungatePodSet(ctx context.Context, wl *kueue.Workload, psa *
 		client.MatchingLabels{jobframework.PodSetLabel: string(psa.Name)}); err != nil {
 		return fmt.Errorf("listing the pods of PodSet %s: %w", psa.Name, err)
 	}
+	levels := psa.TopologyAssignment.Levels
+	for _, p := range strays(levels, domains, list.Items) {
+		if err := r.failStray(ctx, p, levels); err != nil {
+			return err
+		}
+	}
 	members, byName := membersOf(list.Items, indexingOf(wl, psa.Name), domains)
 	if len(byName) == 0 {
 		return nil
 	}
-	levels := psa.TopologyAssignment.Levels
 	plan := place(levels, domains, members)
 	ungated := 0
 	for name, i := range plan.domain {

@@ -90,7 +90,7 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 		t.Fatal(err)
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
-		WithIndex(&corev1.Pod{}, indexWorkload, workloadIndex).Build()
+		WithIndex(&corev1.Pod{}, indexWorkload, workloadIndex).WithStatusSubresource(&corev1.Pod{}).Build()
 	rec := record.NewFakeRecorder(100)
 	return &fixture{c: c, recorder: rec, r: &Reconciler{Client: c, Pods: c, Recorder: rec}}
 }
@@ -186,6 +186,52 @@ func TestPodsAlreadyPlacedCount(t *testing.T) {
 	f = newFixture(t, workload(4, racks(2, 2)), placed("x", "", "r1"), placed("y", "", "r1"), placed("z", "", "r2"), pod("new", ""))
 	f.reconcile(t)
 	expectRacks(t, f, map[string]string{"new": "r2"})
+}
+
+// A pod sent to a domain the assignment no longer has (a failed node's
+// share moved to rack r1 after it was ungated) is failed with
+// TerminatedByKueue, so that its job makes a new one, which goes to r1;
+// the pods in the assignment's racks are left alone.
+func TestStrayPodIsFailedAndItsReplacementPlaced(t *testing.T) {
+	stray := placed("p-1", "1", "r3")
+	stray.Spec.NodeName, stray.Status.Phase = "", corev1.PodPending
+	f := newFixture(t, workload(4, racks(2, 2)), placed("p-0", "0", "r1"), stray, placed("p-2", "2", "r2"),
+		placed("p-3", "3", "r2"), pod("p-1-new", "1"))
+	f.reconcile(t)
+	var got corev1.Pod
+	if err := f.c.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: "p-1"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	c := podCondition(&got, ConditionTerminatedByKueue)
+	if got.Status.Phase != corev1.PodFailed || c == nil || c.Status != corev1.ConditionTrue || c.Reason != ReasonUnschedulableOnAssignedNode ||
+		!strings.Contains(c.Message, rack+"=r3") {
+		t.Errorf("stray pod: phase %s, condition %+v; want Failed with %s naming its rack", got.Status.Phase, c, ConditionTerminatedByKueue)
+	}
+	expectRacks(t, f, map[string]string{"p-1-new": "r1", "p-0": "r1", "p-2": "r2", "p-3": "r2"})
+	for _, name := range []string{"p-0", "p-2", "p-3"} {
+		if err := f.c.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: name}, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Phase != corev1.PodRunning {
+			t.Errorf("pod %s in the assignment: phase %s", name, got.Status.Phase)
+		}
+	}
+	var evented bool
+	for _, e := range f.events() {
+		evented = evented || strings.HasPrefix(e, "Normal "+ReasonPodTerminated)
+	}
+	if !evented {
+		t.Errorf("no %s event", ReasonPodTerminated)
+	}
+}
+
+func podCondition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == t {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
 }
 
 func TestExcessPodStaysGatedWithAWarning(t *testing.T) {

@@ -33,7 +33,7 @@ func startUngater(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := topologyungater.Setup(mgr); err != nil {
+	if _, err := topologyungater.Setup(mgr); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
