@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -96,6 +97,33 @@ func applyExample(t *testing.T, rel string) []*unstructured.Unstructured {
 		for i := len(objs) - 1; i >= 0; i-- {
 			_ = suite.client.Delete(context.Background(), objs[i], client.PropagationPolicy("Background"))
 		}
+		waitGone(t, objs)
 	})
 	return objs
+}
+
+// waitGone waits (up to a minute) until the cluster-scoped objects are
+// gone, their finalizers done, so that the next test may create objects
+// of the same names (the examples share flavor and queue names).
+func waitGone(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for _, obj := range objs {
+		if namespaced, err := suite.client.IsObjectNamespaced(obj); err != nil || namespaced {
+			continue
+		}
+		for {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(obj.GroupVersionKind())
+			err := suite.client.Get(context.Background(), client.ObjectKeyFromObject(obj), u)
+			if apierrors.IsNotFound(err) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Logf("%s %s is still there a minute after its deletion (err %v)", obj.GetKind(), obj.GetName(), err)
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package topologyungater
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -58,9 +59,14 @@ func strays(levels []string, domains []tas.Domain, pods []corev1.Pod) []*corev1.
 	return out
 }
 
+// errStrayChanged says a stray pod changed before it could be failed: the
+// pass is done again shortly, on the pod as it is then (it may be ending
+// anyway; the pod watch does not bring ungated pods back).
+var errStrayChanged = errors.New("a stray pod changed meanwhile")
+
 // failStray marks a stray pod Failed with the TerminatedByKueue
 // condition, guarded by its resourceVersion; a pod gone meanwhile is
-// left alone.
+// left alone, one that changed gives errStrayChanged.
 func (r *Reconciler) failStray(ctx context.Context, p *corev1.Pod, levels []string) error {
 	orig := p.DeepCopy()
 	var where []string
@@ -74,8 +80,11 @@ func (r *Reconciler) failStray(ctx context.Context, p *corev1.Pod, levels []stri
 		Reason: ReasonUnschedulableOnAssignedNode, Message: msg, LastTransitionTime: metav1.Now()}}
 	patch := client.StrategicMergeFrom(orig, client.MergeFromWithOptimisticLock{})
 	if err := r.Client.Status().Patch(ctx, p, patch); err != nil {
-		if apierrors.IsNotFound(err) {
+		switch {
+		case apierrors.IsNotFound(err):
 			return nil
+		case apierrors.IsConflict(err):
+			return errStrayChanged
 		}
 		return fmt.Errorf("failing the stray pod %s: %w", p.Name, err)
 	}

@@ -17,6 +17,7 @@ package topologyungater
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -68,6 +69,10 @@ const indexWorkload = "kuota.topology-ungater.workload"
 
 // maxPodWarnings bounds the Warning events of one pass.
 const maxPodWarnings = 10
+
+// strayRetry is how soon a pass is done again after a stray pod changed
+// under it.
+const strayRetry = time.Second
 
 // Reconciler ungates the pods of one Workload per request.
 type Reconciler struct {
@@ -220,7 +225,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if psa.TopologyAssignment == nil {
 			continue // its gated pods wait for an assignment
 		}
-		if err := r.ungatePodSet(ctx, &wl, psa); err != nil {
+		if err := r.ungatePodSet(ctx, &wl, psa); errors.Is(err, errStrayChanged) {
+			return ctrl.Result{RequeueAfter: strayRetry}, nil
+		} else if err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -241,14 +248,17 @@ func (r *Reconciler) ungatePodSet(ctx context.Context, wl *kueue.Workload, psa *
 		return fmt.Errorf("listing the pods of PodSet %s: %w", psa.Name, err)
 	}
 	levels := psa.TopologyAssignment.Levels
+	var strayErr error
 	for _, p := range strays(levels, domains, list.Items) {
-		if err := r.failStray(ctx, p, levels); err != nil {
+		if err := r.failStray(ctx, p, levels); err != nil && !errors.Is(err, errStrayChanged) {
 			return err
+		} else if err != nil {
+			strayErr = err
 		}
 	}
 	members, byName := membersOf(list.Items, indexingOf(wl, psa.Name), domains)
 	if len(byName) == 0 {
-		return nil
+		return strayErr
 	}
 	plan := place(levels, domains, members)
 	ungated := 0
@@ -273,7 +283,7 @@ func (r *Reconciler) ungatePodSet(ctx context.Context, wl *kueue.Workload, psa *
 		r.Recorder.Eventf(wl, corev1.EventTypeNormal, ReasonUngated, "PodSet %s: %d pods got their topology domain", psa.Name, ungated)
 		observeGateRemoval(wl)
 	}
-	return nil
+	return strayErr
 }
 
 // observeGateRemoval records kueue_pod_scheduling_gate_removal_seconds for
