@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/scheduling/flavors"
 	"github.com/kuota-dev/kuota/internal/scheduling/preemption"
 	"github.com/kuota-dev/kuota/internal/state"
@@ -21,19 +22,23 @@ import (
 const maxMinimized = 16
 
 // preemptForTopology handles a head that fits by quota but not on the
-// nodes of its topology. It looks among the workloads of its own
-// ClusterQueue that withinClusterQueue lets it preempt and that hold
-// capacity on the same TAS flavors, lowest priority and most recently
-// admitted first, for the shortest run of them whose pods, gone, let it be
-// placed; then gives back those not needed. The victims are taken, the
+// nodes of its topology. It looks among the workloads that hold capacity
+// on the same TAS flavors and that its policies let it preempt: those of
+// other ClusterQueues of its cohort tree that borrow there, when
+// reclaimWithinCohort allows and the head stays within its own quota
+// (first), then those of its own ClusterQueue that withinClusterQueue
+// allows; lowest priority and most recently admitted first. It takes the
+// shortest run of them whose pods, gone, let it be placed; then gives back
+// those not needed. The victims are taken, the
 // quota held, and the head waits for them (or, when they all end soon, for
 // their ends: the same patience as for quota). Victims chosen in an
 // earlier cycle and still being evicted are waited for, not added to. It
 // reports false when no set of victims helps; the caller then refuses the
 // head.
 func (c *cycle) preemptForTopology(cur *cursor, w *workload.Info, asg flavors.Assignment, msg string) bool {
-	pol := cur.cq.Preemption.WithinClusterQueue
-	if pol == kueue.PreemptionPolicyNever || len(c.snap.TopologyBases) == 0 {
+	pol := cur.cq.Preemption
+	if (pol.WithinClusterQueue == kueue.PreemptionPolicyNever && pol.ReclaimWithinCohort == kueue.PreemptionPolicyNever) ||
+		len(c.snap.TopologyBases) == 0 {
 		return false
 	}
 	used := c.topologyFlavors(&asg)
@@ -43,19 +48,17 @@ func (c *cycle) preemptForTopology(cur *cursor, w *workload.Info, asg flavors.As
 	finder := c.victimFinder()
 	targets := c.keptTopologyVictims(cur, w, finder)
 	if targets == nil {
-		var cands []*state.Admitted
-		for _, a := range c.snap.TopologyUsers {
-			if a.ClusterQueue == cur.name && !a.Evicting && !finder.Taken(a.Key) && usesFlavors(a, used) &&
-				preemption.WithinAllows(pol, a, w) {
-				cands = append(cands, a)
-			}
-		}
+		cands := c.topologyCandidates(cur, w, &asg, used, finder)
 		victims := c.fewestVictims(w, &asg, used, cands)
 		if victims == nil {
 			return false
 		}
 		for _, a := range victims {
-			targets = append(targets, preemption.Target{Workload: a, Reason: kueue.InClusterQueueReason})
+			reason := kueue.InClusterQueueReason
+			if a.ClusterQueue != cur.name {
+				reason = kueue.InCohortReclamationReason
+			}
+			targets = append(targets, preemption.Target{Workload: a, Reason: reason})
 		}
 	}
 	finder.Take(targets)
@@ -78,6 +81,58 @@ func (c *cycle) preemptForTopology(cur *cursor, w *workload.Info, asg flavors.As
 	return true
 }
 
+// topologyCandidates lists the workloads topology preemption may take for
+// the head, in victim order: other ClusterQueues' reclaimable ones, then
+// its own queue's.
+func (c *cycle) topologyCandidates(cur *cursor, w *workload.Info, asg *flavors.Assignment, used []kueue.ResourceFlavorReference,
+	finder *preemption.Finder) []*state.Admitted {
+	var contested []resources.FlavorResource
+	for fr := range asg.Usage {
+		if slices.Contains(used, fr.Flavor) {
+			contested = append(contested, fr)
+		}
+	}
+	slices.SortFunc(contested, func(a, b resources.FlavorResource) int {
+		return cmp.Or(cmp.Compare(a.Flavor, b.Flavor), cmp.Compare(a.Resource, b.Resource))
+	})
+	p := &preemption.Preemptor{Info: w, CQ: cur.cq, Node: c.future.ClusterQueue(cur.name), Usage: asg.Usage, Contested: contested}
+	var others []*state.Admitted
+	for _, a := range finder.ReclaimCandidates(p) {
+		if !a.Evicting && usesFlavors(a, used) {
+			others = append(others, a)
+		}
+	}
+	var own []*state.Admitted
+	if pol := cur.cq.Preemption.WithinClusterQueue; pol != kueue.PreemptionPolicyNever {
+		for _, a := range c.snap.TopologyUsers {
+			if a.ClusterQueue == cur.name && !a.Evicting && !finder.Taken(a.Key) && usesFlavors(a, used) &&
+				preemption.WithinAllows(pol, a, w) {
+				own = append(own, a)
+			}
+		}
+	}
+	sortVictims(others)
+	sortVictims(own)
+	return append(others, own...)
+}
+
+// sortVictims orders candidates lowest priority first, then the most
+// recently admitted (it has lost least work).
+func sortVictims(cands []*state.Admitted) {
+	slices.SortFunc(cands, func(a, b *state.Admitted) int {
+		if r := cmp.Compare(a.Priority, b.Priority); r != 0 {
+			return r
+		}
+		if r := cmp.Compare(b.ReservedAt, a.ReservedAt); r != 0 {
+			return r
+		}
+		if r := cmp.Compare(b.QueueOrderTime, a.QueueOrderTime); r != 0 {
+			return r // times are in seconds: then the newest
+		}
+		return strings.Compare(a.Key.String(), b.Key.String())
+	})
+}
+
 // keptTopologyVictims returns the victims the head chose in an earlier
 // cycle that still hold capacity, being evicted, when there are any: a
 // new search would add evictions while the first ones finish.
@@ -96,26 +151,14 @@ func (c *cycle) keptTopologyVictims(cur *cursor, w *workload.Info, finder *preem
 	return out
 }
 
-// fewestVictims returns the shortest run of candidates (in victim order)
-// whose removal lets the workload be placed, less those not needed; nil
-// when removing them all does not help.
+// fewestVictims returns the shortest run of candidates (in victim order,
+// see topologyCandidates) whose removal lets the workload be placed, less
+// those not needed; nil when removing them all does not help.
 func (c *cycle) fewestVictims(w *workload.Info, asg *flavors.Assignment, used []kueue.ResourceFlavorReference,
 	cands []*state.Admitted) []*state.Admitted {
 	if len(cands) == 0 {
 		return nil
 	}
-	slices.SortFunc(cands, func(a, b *state.Admitted) int {
-		if r := cmp.Compare(a.Priority, b.Priority); r != 0 {
-			return r
-		}
-		if r := cmp.Compare(b.ReservedAt, a.ReservedAt); r != 0 {
-			return r // the most recently admitted loses least work
-		}
-		if r := cmp.Compare(b.QueueOrderTime, a.QueueOrderTime); r != 0 {
-			return r // times are in seconds: then the newest
-		}
-		return strings.Compare(a.Key.String(), b.Key.String())
-	})
 	fits := func(victims []*state.Admitted) bool {
 		without := make(map[types.NamespacedName]bool, len(victims))
 		for _, a := range victims {

@@ -211,6 +211,13 @@ func TestDecidePlacesWithinThePodsNodeSelector(t *testing.T) {
 // the named hosts (rack by first letter), admitted at reservedAt.
 func holding(t *testing.T, st *state.State, name string, prio int32, reservedAt int64, hosts map[string]int32) *state.Admitted {
 	t.Helper()
+	return holdingIn(t, st, "cq", name, prio, reservedAt, hosts)
+}
+
+// holdingIn is holding for a workload of ClusterQueue cq.
+func holdingIn(t *testing.T, st *state.State, cq kueue.ClusterQueueReference, name string, prio int32, reservedAt int64,
+	hosts map[string]int32) *state.Admitted {
+	t.Helper()
 	var doms []tas.Domain
 	total := int32(0)
 	for _, h := range []string{"a1", "a2", "b1", "b2"} {
@@ -219,7 +226,7 @@ func holding(t *testing.T, st *state.State, name string, prio int32, reservedAt 
 			total += n
 		}
 	}
-	a := &state.Admitted{Key: types.NamespacedName{Namespace: "default", Name: name}, UID: types.UID(name), ClusterQueue: "cq",
+	a := &state.Admitted{Key: types.NamespacedName{Namespace: "default", Name: name}, UID: types.UID(name), ClusterQueue: cq,
 		Priority: prio, ReservedAt: reservedAt,
 		Usage: resources.FlavorResourceQuantities{{Flavor: "tas", Resource: corev1.ResourceCPU}: int64(total) * 1000},
 		Topology: []state.TopologyUse{{Flavor: "tas", PerPod: resources.Requests{corev1.ResourceCPU: 1000},
