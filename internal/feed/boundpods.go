@@ -2,7 +2,6 @@ package feed
 
 import (
 	"context"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -33,12 +32,8 @@ func (b *BoundPods) Start(ctx context.Context) error {
 	if err := register(ctx, f, b.Informers, boundPods(b.Cache)); err != nil {
 		return err
 	}
-	for !f.regs[0].reg.HasSynced() {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(20 * time.Millisecond):
-		}
+	if !f.waitHandlers(ctx) {
+		return nil
 	}
 	b.Cache.MarkBoundPodsSynced()
 	<-ctx.Done()

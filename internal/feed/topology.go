@@ -191,16 +191,25 @@ func (t *TopologyCapacity) Start(ctx context.Context) error {
 	if err := register(ctx, f, podCache, pods(t.Cache)); err != nil {
 		return err
 	}
-	for slices.ContainsFunc(f.regs, func(r registration) bool { return !r.reg.HasSynced() }) {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(20 * time.Millisecond):
-		}
+	if !f.waitHandlers(ctx) {
+		return nil
 	}
 	t.Cache.MarkTopologySynced()
 	<-ctx.Done()
 	return nil
+}
+
+// waitHandlers waits until every handler has delivered its informer's
+// initial list; false when ctx ended first.
+func (f *Feeder) waitHandlers(ctx context.Context) bool {
+	for slices.ContainsFunc(f.regs, func(r registration) bool { return !r.reg.HasSynced() }) {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return true
 }
 
 // podCacheOptions selects running pods bound to a node and not placed by

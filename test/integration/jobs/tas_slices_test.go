@@ -1,13 +1,10 @@
 package jobs
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kuota-dev/kuota/internal/tas"
 )
@@ -19,16 +16,7 @@ import (
 func TestJobWithMultiLayerSlices(t *testing.T) {
 	startManager(t)
 	ns, hosts := tasQueues(t, nil)
-	ctx := context.Background()
-	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other"}, Spec: corev1.PodSpec{
-		NodeName: ns + "-a1",
-		Containers: []corev1.Container{{Name: "c", Image: "busybox",
-			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}}}}
-	create(t, other)
-	other.Status.Phase = corev1.PodRunning
-	if err := env.Client.Status().Update(ctx, other); err != nil {
-		t.Fatal(err)
-	}
+	occupy(t, ns, ns+"-a1", "2")
 	j := newJob(ns, "sliced", "lq", 8, "1")
 	j.Spec.Template.Annotations = map[string]string{"kueue.x-k8s.io/podset-slice-required-topology-constraints": fmt.Sprintf(
 		`[{"topology": %q, "size": 4}, {"topology": %q, "size": 2}]`, rackLabel, corev1.LabelHostname)}

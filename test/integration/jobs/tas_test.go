@@ -72,6 +72,21 @@ func tasQueues(t *testing.T, preemption *kueue.ClusterQueuePreemption) (ns strin
 	return ns, hosts
 }
 
+// occupy runs a pod of no Workload (as the kube-scheduler alone would
+// place it) asking for cpu on node.
+func occupy(t *testing.T, ns, node, cpu string) {
+	t.Helper()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "other-"}, Spec: corev1.PodSpec{
+		NodeName: node,
+		Containers: []corev1.Container{{Name: "c", Image: "busybox",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}}}
+	create(t, p)
+	p.Status.Phase = corev1.PodRunning
+	if err := env.Client.Status().Update(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // placedRacks returns the racks of a Workload's topology assignment and its
 // pod count, or an error while it has none.
 func placedRacks(t *testing.T, ns, job string, hosts map[string]string) (map[string]bool, int32, error) {
@@ -109,17 +124,8 @@ func placedRacks(t *testing.T, ns, job string, hosts map[string]string) (map[str
 func TestJobsArePlacedByTopology(t *testing.T) {
 	startManager(t)
 	ns, hosts := tasQueues(t, nil)
-	ctx := context.Background()
 	// A pod placed by the kube-scheduler alone takes 2 CPUs on rack b.
-	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other"}, Spec: corev1.PodSpec{
-		NodeName: ns + "-b1",
-		Containers: []corev1.Container{{Name: "c", Image: "busybox",
-			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}}}}
-	create(t, other)
-	other.Status.Phase = corev1.PodRunning
-	if err := env.Client.Status().Update(ctx, other); err != nil {
-		t.Fatal(err)
-	}
+	occupy(t, ns, ns+"-b1", "2")
 	rackJob := func(name string, pods int32) {
 		j := newJob(ns, name, "lq", pods, "1")
 		j.Spec.Template.Annotations = map[string]string{"kueue.x-k8s.io/podset-required-topology": rackLabel}
