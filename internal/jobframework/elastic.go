@@ -60,10 +60,14 @@ func (r *Reconciler) elastic(job Job) bool {
 	return true
 }
 
-// SliceWorkloadName is the name of a Workload slice of a job made at the
-// job's generation: WorkloadName's form, with the generation in the hash.
-func SliceWorkloadName(jobName string, uid types.UID, gvk schema.GroupVersionKind, generation int64) string {
-	return WorkloadName(jobName, types.UID(fmt.Sprintf("%s/%d", uid, generation)), gvk)
+// SliceWorkloadName is the name of the Workload slice of a job that comes
+// after the slice named after (the one it replaces, or the last finished
+// one): WorkloadName's form, with that name in the hash. Each slice has
+// one successor at a time, so names never repeat along a job's slices,
+// even when the job's own generation does not change (a RayJob's cluster
+// resized by the Ray autoscaler).
+func SliceWorkloadName(jobName string, uid types.UID, gvk schema.GroupVersionKind, after string) string {
+	return WorkloadName(jobName, types.UID(fmt.Sprintf("%s/%s", uid, after)), gvk)
 }
 
 // elasticWorkload finds the Workload an elastic job runs or waits under,
@@ -83,7 +87,7 @@ func (r *Reconciler) elasticWorkload(ctx context.Context, job Job) (*kueue.Workl
 	case 0:
 		if _, _, over := job.Finished(); len(finished) > 0 && !over {
 			// The first slice's name is taken by a finished slice.
-			return nil, true, r.createSlice(ctx, job, nil)
+			return nil, true, r.createSlice(ctx, job, nil, newest(finished).Name)
 		}
 		return nil, false, nil
 	case 1:
@@ -123,7 +127,7 @@ func (r *Reconciler) oneSlice(ctx context.Context, job Job, wl *kueue.Workload) 
 		return wl, false, nil
 	}
 	if grows(want, held) {
-		return nil, true, r.createSlice(ctx, job, wl)
+		return nil, true, r.createSlice(ctx, job, wl, wl.Name)
 	}
 	if !equalCounts(want, held) || !equalCounts(want, specCounts(wl)) {
 		return nil, true, r.shrink(ctx, job, wl, want)
@@ -200,16 +204,21 @@ func compareSlices(a, b *kueue.Workload) int {
 	return strings.Compare(a.Name, b.Name)
 }
 
+// newest is the last of finished slices in slice order.
+func newest(finished []*kueue.Workload) *kueue.Workload {
+	return slices.MaxFunc(finished, compareSlices)
+}
+
 // createSlice creates a Workload slice of the job's current size that
-// replaces old (none when nil).
-func (r *Reconciler) createSlice(ctx context.Context, job Job, old *kueue.Workload) error {
+// replaces old (none when nil), named after the slice it follows.
+func (r *Reconciler) createSlice(ctx context.Context, job Job, old *kueue.Workload, after string) error {
 	obj := job.Object()
 	wl, err := NewWorkload(ctx, r.Client, job, r.Integration.GVK, r.Options)
 	if err != nil {
 		r.Recorder.Eventf(obj, corev1.EventTypeWarning, "ErrWorkloadCompose", "Cannot build the Workload: %v", err)
 		return err
 	}
-	wl.Name = SliceWorkloadName(obj.GetName(), obj.GetUID(), r.Integration.GVK, obj.GetGeneration())
+	wl.Name = SliceWorkloadName(obj.GetName(), obj.GetUID(), r.Integration.GVK, after)
 	msg := fmt.Sprintf("Created Workload: %s/%s", wl.Namespace, wl.Name)
 	if old != nil {
 		// The running job's templates carry what its admission injected;

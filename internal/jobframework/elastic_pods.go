@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -12,19 +13,35 @@ import (
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 )
 
+// JobWithElasticPods is an elastic job whose pods are not its own: their
+// controller is another object it made (a RayJob's pods belong to the
+// RayCluster the Ray operator made for it).
+type JobWithElasticPods interface {
+	Job
+	// ElasticPods returns the labels that select the job's held pods in
+	// its namespace (nil while it has none) and the PodSets they make up.
+	ElasticPods() (map[string]string, []kueue.PodSetReference)
+}
+
+// elasticPodsPoll is how often a running elastic job whose pods are not
+// its own looks for pods its admission has room for and that have not
+// appeared yet.
+const elasticPodsPoll = 5 * time.Second
+
 // ungate lifts kueue.ElasticJobSchedulingGate from as many of an elastic
 // job's held pods as the admitted slice wl counts beyond the pods already
 // free, per PodSet, oldest first. A pod that has not ended counts, even
 // while it is being deleted (it may still run). Pods are read from the API
 // server; the Job's status changes as its controller creates them, which
-// brings the job back here.
-func (r *Reconciler) ungate(ctx context.Context, job Job, wl *kueue.Workload) error {
+// brings the job back here. It reports whether the admission has room for
+// pods not seen yet.
+func (r *Reconciler) ungate(ctx context.Context, job Job, wl *kueue.Workload) (bool, error) {
 	if wl.Status.Admission == nil {
-		return nil
+		return false, nil
 	}
-	pods, err := r.jobPods(ctx, wl.Namespace, job.Object().GetUID())
+	pods, watched, err := r.elasticPods(ctx, job, wl.Namespace)
 	if err != nil {
-		return err
+		return false, err
 	}
 	room := admittedCounts(wl)
 	held := map[kueue.PodSetReference][]*corev1.Pod{}
@@ -43,20 +60,43 @@ func (r *Reconciler) ungate(ctx context.Context, job Job, wl *kueue.Workload) er
 			room[ps]--
 		}
 	}
-	for ps, list := range held {
+	missing := false
+	for ps, n := range room {
+		list := held[ps]
+		missing = missing || (int(n) > len(list) && slices.Contains(watched, ps))
 		slices.SortFunc(list, func(a, b *corev1.Pod) int {
 			if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
 				return c
 			}
 			return strings.Compare(a.Name, b.Name)
 		})
-		for _, p := range list[:max(0, min(int(room[ps]), len(list)))] {
+		for _, p := range list[:max(0, min(int(n), len(list)))] {
 			if err := r.liftGate(ctx, p); err != nil {
-				return err
+				return false, err
 			}
 		}
 	}
-	return nil
+	return missing, nil
+}
+
+// elasticPods lists the pods of an elastic job: those its
+// JobWithElasticPods labels select (with the PodSets they make up), or
+// those it controls (no PodSets: they bring the job back themselves).
+func (r *Reconciler) elasticPods(ctx context.Context, job Job, ns string) ([]corev1.Pod, []kueue.PodSetReference, error) {
+	j, ok := job.(JobWithElasticPods)
+	if !ok {
+		pods, err := r.jobPods(ctx, ns, job.Object().GetUID())
+		return pods, nil, err
+	}
+	sel, podSets := j.ElasticPods()
+	if sel == nil {
+		return nil, podSets, nil
+	}
+	var pods corev1.PodList
+	if err := r.apiReader().List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels(sel)); err != nil {
+		return nil, nil, fmt.Errorf("listing the pods of %s: %w", job.Object().GetName(), err)
+	}
+	return pods.Items, podSets, nil
 }
 
 // podSetOf is the PodSet of a job's pod: its PodSetLabel, or the job's only

@@ -197,7 +197,7 @@ func (r *Reconciler) reconcileJob(ctx context.Context, job Job) (ctrl.Result, er
 		}
 		return ctrl.Result{}, r.start(ctx, job, wl)
 	}
-	return ctrl.Result{}, r.syncRunning(ctx, job, wl)
+	return r.syncRunning(ctx, job, wl)
 }
 
 // workloadOf returns the job's Workload, or nil when there is none yet.

@@ -82,31 +82,40 @@ func (r *Reconciler) stop(ctx context.Context, job Job, wl *kueue.Workload) (ctr
 // condition (with waitForPodsReady) and its reclaimable pods. A job that
 // grew beyond its admission is stopped and queued again (resize), unless
 // it is elastic: then its held pods are let go up to its admission.
-func (r *Reconciler) syncRunning(ctx context.Context, job Job, wl *kueue.Workload) error {
+//
+// The pods of a job that are not its own (JobWithElasticPods) bring it
+// back here through no event of its own: while its admission has room for
+// pods not seen yet, the pass is repeated after elasticPodsPoll.
+func (r *Reconciler) syncRunning(ctx context.Context, job Job, wl *kueue.Workload) (ctrl.Result, error) {
 	if !r.elastic(job) { // an elastic job's counts are followed by slices (elastic.go)
 		if msg, err := outgrown(job, wl); err != nil {
-			return err
+			return ctrl.Result{}, err
 		} else if msg != "" && wl.Labels[JobUIDLabel] != "" {
-			return r.resize(ctx, job, wl, msg)
+			return ctrl.Result{}, r.resize(ctx, job, wl, msg)
 		}
 	}
+	var res ctrl.Result
 	if IsElastic(job.Object()) {
 		// Its pods are created held (the webhook gated its template),
 		// elastic here or not (a worker's copy, a prebuilt Workload).
-		if err := r.ungate(ctx, job, wl); err != nil {
-			return err
+		missing, err := r.ungate(ctx, job, wl)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if missing {
+			res.RequeueAfter = elasticPodsPoll
 		}
 	}
 	if r.Options.WaitForPodsReady {
 		if err := r.syncPodsReady(ctx, job, wl); err != nil {
-			return err
+			return ctrl.Result{}, err
 		}
 	}
 	withReclaim, ok := job.(JobWithReclaimablePods)
 	if !ok {
-		return nil
+		return res, nil
 	}
-	return syncReclaimable(ctx, r.Writer, wl, withReclaim.ReclaimablePods())
+	return res, syncReclaimable(ctx, r.Writer, wl, withReclaim.ReclaimablePods())
 }
 
 // outgrown says which PodSet of a running job now has more pods than its

@@ -78,7 +78,7 @@ func TestStartingAnElasticJobChecksItsAdmittedSlice(t *testing.T) {
 	suspended.Labels = map[string]string{jobframework.QueueNameLabel: "lq"}
 	suspended.Annotations[kueue.ElasticJobAnnotation] = "true"
 	slice := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns",
-		Name:   jobframework.SliceWorkloadName(suspended.Name, suspended.UID, GVK, 2),
+		Name:   jobframework.SliceWorkloadName(suspended.Name, suspended.UID, GVK, "job-first"),
 		Labels: map[string]string{jobframework.JobUIDLabel: "uid"},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: suspended.Name, UID: "uid",
 			Controller: ptr.To(true)}}}}

@@ -31,7 +31,7 @@ func TestRemoteRayJobAndCluster(t *testing.T) {
 		remote jobframework.JobWithRemote
 		wrap   func(o any) jobframework.JobWithRemote
 	}{
-		"RayJob": {&RayJob{job}, &RayJob{running}, func(o any) jobframework.JobWithRemote { return &RayJob{o.(*rayv1.RayJob)} }},
+		"RayJob": {&RayJob{job: job}, &RayJob{job: running}, func(o any) jobframework.JobWithRemote { return &RayJob{job: o.(*rayv1.RayJob)} }},
 		"RayCluster": {&RayCluster{cluster}, &RayCluster{ready},
 			func(o any) jobframework.JobWithRemote { return &RayCluster{o.(*rayv1.RayCluster)} }},
 		"RayService": {&RayService{svc}, &RayService{serving},

@@ -18,7 +18,12 @@ var RayJobGVK = rayv1.GroupVersion.WithKind("RayJob")
 // RayJob wraps a RayJob. The Ray operator creates the job's RayCluster
 // from spec.rayClusterSpec once spec.suspend is false, and deletes it (and
 // the submitter Job) when spec.suspend is set again.
-type RayJob struct{ job *rayv1.RayJob }
+type RayJob struct {
+	job *rayv1.RayJob
+	// live are the worker counts of the cluster of an autoscaling elastic
+	// job, when read (rayjob_elastic.go).
+	live map[kueue.PodSetReference]int32
+}
 
 var _ jobframework.Job = (*RayJob)(nil)
 
@@ -87,13 +92,20 @@ func defaultSubmitter(spec *rayv1.RayClusterSpec) *corev1.PodTemplateSpec {
 	}}
 }
 
-// PodSets returns head, the worker groups, and submitter in K8sJobMode.
+// PodSets returns head (with the autoscaler of an autoscaling cluster),
+// the worker groups (as many workers as the live cluster of an
+// autoscaling elastic job has), and submitter in K8sJobMode.
 func (j *RayJob) PodSets() ([]kueue.PodSet, error) {
 	ts, err := j.templates()
 	if err != nil {
 		return nil, err
 	}
-	return toPodSets(ts)
+	out, err := clusterPodSets(j.job.Spec.RayClusterSpec, ts)
+	if err != nil {
+		return nil, err
+	}
+	j.liveCounts(out)
+	return out, nil
 }
 
 // RunWithPodSetsInfo puts the admission into the head's, the worker

@@ -34,12 +34,15 @@ const (
 )
 
 // RayJobIntegration registers ray.io/v1 RayJobs: PodSets head, one per
-// worker group, and submitter in K8sJobMode.
+// worker group, and submitter in K8sJobMode. An elastic RayJob's cluster
+// may autoscale (rayjob_elastic.go).
 var RayJobIntegration = jobframework.Integration{
 	Name: RayJobFramework, GVK: RayJobGVK, NewJob: NewRayJob, AddToScheme: rayv1.AddToScheme,
 	SetupWebhook: func(mgr ctrl.Manager, opts jobframework.Options) error {
-		return setupWebhook(mgr, opts, jobframework.Integration{Name: RayJobFramework, GVK: RayJobGVK, NewJob: NewRayJob}, &rayv1.RayJob{}, validateRayJob)
+		in := jobframework.Integration{Name: RayJobFramework, GVK: RayJobGVK, NewJob: NewRayJob, Elastic: true}
+		return setupWebhook(mgr, opts, in, &rayv1.RayJob{}, validateRayJob)
 	},
+	Elastic: true,
 }
 
 // RayClusterIntegration registers ray.io/v1 RayClusters: PodSets head and
@@ -130,7 +133,7 @@ var specPath = field.NewPath("spec")
 // (spec.rayClusterSpec set, no spec.clusterSelector), which is deleted
 // when the job ends (spec.shutdownAfterJobFinishes), and the cluster can
 // be described as PodSets.
-func validateRayJob(job jobframework.Job, _ jobframework.Options) field.ErrorList {
+func validateRayJob(job jobframework.Job, opts jobframework.Options) field.ErrorList {
 	j := job.(*RayJob).job
 	var errs field.ErrorList
 	if len(j.Spec.ClusterSelector) > 0 {
@@ -146,7 +149,8 @@ func validateRayJob(job jobframework.Job, _ jobframework.Options) field.ErrorLis
 	if (&RayJob{job: j}).submitterPod() {
 		extra = 1
 	}
-	return append(errs, validateCluster(j.Spec.RayClusterSpec, specPath.Child("rayClusterSpec"), extra, false)...)
+	elastic := opts.ElasticJobs && jobframework.IsElastic(j)
+	return append(errs, validateCluster(j.Spec.RayClusterSpec, specPath.Child("rayClusterSpec"), extra, elastic)...)
 }
 
 // validateRayCluster checks a queued RayCluster's spec. An elastic one
@@ -157,15 +161,25 @@ func validateRayCluster(job jobframework.Job, opts jobframework.Options) field.E
 	return validateCluster(&c.Spec, specPath, 0, opts.ElasticJobs && jobframework.IsElastic(c))
 }
 
-// gateElastic holds the pods of an elastic RayCluster with the elastic
-// gate: the job reconciler lets them go as its admitted Workload slice
-// allows.
+// gateElastic holds the cluster pods of an elastic RayCluster or RayJob
+// with the elastic gate: the job reconciler lets them go as its admitted
+// Workload slice allows. A RayJob's submitter is not gated (it is not one
+// of the cluster's pods).
 func gateElastic(job jobframework.Job, opts jobframework.Options) {
-	c, ok := job.(*RayCluster)
-	if !ok || !opts.ElasticJobs || !jobframework.IsElastic(c.cluster) {
+	if !opts.ElasticJobs || !jobframework.IsElastic(job.Object()) {
 		return
 	}
-	for _, t := range clusterTemplates(&c.cluster.Spec) {
+	var spec *rayv1.RayClusterSpec
+	switch j := job.(type) {
+	case *RayCluster:
+		spec = &j.cluster.Spec
+	case *RayJob:
+		spec = j.job.Spec.RayClusterSpec
+	}
+	if spec == nil {
+		return
+	}
+	for _, t := range clusterTemplates(spec) {
 		t.template.Spec.SchedulingGates = jobframework.AppendGates(t.template.Spec.SchedulingGates,
 			corev1.PodSchedulingGate{Name: kueue.ElasticJobSchedulingGate})
 	}

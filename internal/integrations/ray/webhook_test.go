@@ -37,7 +37,7 @@ func testWebhook[T client.Object](c client.Client, in jobframework.Integration, 
 }
 
 func rayJobWebhook(c client.Client) webhook[*rayv1.RayJob] {
-	return testWebhook[*rayv1.RayJob](c, jobframework.Integration{Name: RayJobFramework, GVK: RayJobGVK, NewJob: NewRayJob}, validateRayJob)
+	return testWebhook[*rayv1.RayJob](c, jobframework.Integration{Name: RayJobFramework, GVK: RayJobGVK, NewJob: NewRayJob, Elastic: true}, validateRayJob)
 }
 
 func rayClusterWebhook(c client.Client) webhook[*rayv1.RayCluster] {

@@ -3,6 +3,7 @@ package rayjobs
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -105,9 +106,14 @@ func (s *suite) rayPods(rc *rayv1.RayCluster, group string, n int) {
 	if group != "head" {
 		tmpl = rc.Spec.WorkerGroupSpecs[0].Template
 	}
+	labels := maps.Clone(tmpl.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels["ray.io/cluster"] = rc.Name // as the operator labels its pods
 	for range n {
 		s.create(&corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, GenerateName: rc.Name + "-" + group + "-", Labels: tmpl.Labels,
+			ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, GenerateName: rc.Name + "-" + group + "-", Labels: labels,
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "ray.io/v1", Kind: "RayCluster", Name: rc.Name, UID: rc.UID,
 					Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
 			Spec: *tmpl.Spec.DeepCopy(),

@@ -1,0 +1,101 @@
+package rayjobs
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/jobframework"
+)
+
+// An elastic RayJob whose cluster autoscales keeps running while the Ray
+// autoscaler resizes the RayCluster the operator made for it: its
+// Workload counts the live cluster's workers (a new slice when they grow,
+// the first finished as replaced; lowered in place when they shrink), and
+// the cluster's held pods are let go as the admission allows. The Ray
+// operator and its autoscaler are played by the test.
+func TestElasticRayJobFollowsItsAutoscaledCluster(t *testing.T) {
+	s := setUp(t, "8")
+	j := rayJob(s, "elastic", 1, false)
+	j.Annotations = map[string]string{kueue.ElasticJobAnnotation: "true"}
+	spec := j.Spec.RayClusterSpec
+	spec.EnableInTreeAutoscaling = ptr.To(true)
+	spec.WorkerGroupSpecs[0].MaxReplicas = ptr.To[int32](4)
+	gate := []corev1.PodSchedulingGate{{Name: kueue.ElasticJobSchedulingGate}}
+	spec.HeadGroupSpec.Template.Spec.SchedulingGates = gate // as the webhook gates them
+	spec.WorkerGroupSpecs[0].Template.Spec.SchedulingGates = gate
+	s.create(j)
+	first := s.waitWorkload(j)
+	s.waitRunning(j)
+	if got := podSetNames(first); !slices.Equal(got, []string{"head=1", "workers=1", "submitter=1"}) {
+		t.Fatalf("podsets %v, want head=1 workers=1 submitter=1", got)
+	}
+	if cs := first.Spec.PodSets[0].Template.Spec.Containers; len(cs) != 2 || cs[1].Name != "autoscaler" {
+		t.Fatalf("the head PodSet does not count the autoscaler: %v", cs)
+	}
+
+	// The operator makes the cluster from the job's (admitted) spec.
+	if err := s.get(j); err != nil {
+		t.Fatal(err)
+	}
+	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: j.Name + "-raycluster",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: rayv1.GroupVersion.String(), Kind: "RayJob", Name: j.Name, UID: j.UID,
+			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+		Spec: *j.Spec.RayClusterSpec.DeepCopy()}
+	s.create(rc)
+	s.eventually("the job names its cluster", func() error {
+		if err := s.get(j); err != nil {
+			return err
+		}
+		j.Status.RayClusterName = rc.Name
+		j.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusRunning
+		return s.c.Status().Update(context.Background(), j)
+	})
+	s.rayPods(rc, "head", 1)
+	s.rayPods(rc, "workers", 1)
+	s.waitFree(rc, 2, 0)
+
+	s.setWorkers(rc, 3)
+	s.eventually("a slice of 3 workers admitted, the first finished", func() error {
+		if err := s.get(first); err != nil {
+			return err
+		}
+		if c := findCondition(first, kueue.WorkloadFinished); c == nil || c.Reason != kueue.WorkloadSliceReplaced {
+			return fmt.Errorf("first: Finished %+v", c)
+		}
+		return nil
+	})
+	s.rayPods(rc, "workers", 2)
+	s.waitFree(rc, 4, 0)
+	if err := s.get(j); err != nil || j.Spec.Suspend {
+		t.Fatalf("the job was suspended while its cluster grew (%v)", err)
+	}
+
+	s.setWorkers(rc, 2)
+	s.eventually("the running slice lowered to 2 workers", func() error {
+		var list kueue.WorkloadList
+		if err := s.c.List(context.Background(), &list, client.InNamespace(s.ns), client.MatchingLabels{jobframework.JobUIDLabel: string(j.UID)}); err != nil {
+			return err
+		}
+		for _, wl := range list.Items {
+			if findCondition(&wl, kueue.WorkloadFinished) != nil || wl.Status.Admission == nil {
+				continue
+			}
+			for _, psa := range wl.Status.Admission.PodSetAssignments {
+				if psa.Name == "workers" && ptr.Deref(psa.Count, 0) == 2 {
+					return nil
+				}
+			}
+			return fmt.Errorf("admission %+v", wl.Status.Admission.PodSetAssignments)
+		}
+		return fmt.Errorf("no running slice")
+	})
+}
