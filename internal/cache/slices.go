@@ -3,6 +3,7 @@ package cache
 import (
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/lifecycle"
+	"github.com/kuota-dev/kuota/internal/state"
 	"github.com/kuota-dev/kuota/internal/workload"
 )
 
@@ -23,6 +24,21 @@ func (c *Cache) replacedLocked(key Key) bool {
 	}
 	_, holds := c.state.Admitted(by)
 	return holds
+}
+
+// replacedHoldingLocked returns the reservation of the slice that key
+// replaces, while that one holds quota; nil otherwise.
+func (c *Cache) replacedHoldingLocked(key Key) *state.Admitted {
+	r, ok := c.records[key]
+	if !ok {
+		return nil
+	}
+	replaced, isSlice := lifecycle.ReplacedSlice(r.obj)
+	if !isSlice || c.replacers[replaced] != key {
+		return nil
+	}
+	held, _ := c.state.Admitted(replaced)
+	return held
 }
 
 // asReplacementLocked makes a pending slice's entry ask for the pods it

@@ -106,3 +106,39 @@ func (c *Cache) heldCPU() int64 {
 	}
 	return total
 }
+
+// Under admission fair sharing a growing slice's admission charges its
+// LocalQueue for the pods it adds, not for the job's whole size; a
+// forgotten admission takes that back.
+func TestGrowingSliceChargesWhatItAdds(t *testing.T) {
+	c := newFairCache(t)
+	old := withPods(admittedWL("old", "lq-a", "1", "cq", "1"), 2)
+	c.UpsertWorkload(old)
+	next := withPods(pendingWL("next", "lq-a", "2", "1"), 5)
+	next.Annotations = map[string]string{kueue.WorkloadSliceReplacementForAnnotation: "ns/old", kueue.ElasticJobAnnotation: "true"}
+	c.UpsertWorkload(next)
+	c.UpsertWorkload(pendingWL("plain", "lq-b", "3", "3"))
+	penalty := func(lq kueue.LocalQueueName) float64 {
+		l := c.fair.ledgers[LocalQueueKey{Namespace: "ns", Name: lq}]
+		if l == nil {
+			return 0
+		}
+		return l.Penalty[corev1.ResourceCPU]
+	}
+	usage := func(cpu int64) resources.FlavorResourceQuantities {
+		return resources.FlavorResourceQuantities{{Flavor: "f", Resource: corev1.ResourceCPU}: cpu}
+	}
+	if err := c.Assume(&state.Admitted{Key: key("plain"), UID: "uid-plain", ClusterQueue: "cq", LocalQueue: "lq-b", Usage: usage(3000)}, "3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Assume(&state.Admitted{Key: key("next"), UID: "uid-next", ClusterQueue: "cq", LocalQueue: "lq-a", Usage: usage(5000)}, "2"); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := penalty("lq-a"), penalty("lq-b"); b == 0 || a < b*0.999 || a > b*1.001 {
+		t.Fatalf("penalty of the slice growing 2 -> 5 cpu: %v; want that of a 3-cpu admission, %v", a, b)
+	}
+	c.Forget(key("next"))
+	if a := penalty("lq-a"); a != 0 {
+		t.Errorf("penalty %v after the slice's admission was forgotten, want none", a)
+	}
+}

@@ -147,10 +147,15 @@ func (c *Cache) Assume(a *state.Admitted, resourceVersion string) error {
 			a = &cp
 		}
 	}
+	replaced := c.replacedHoldingLocked(a.Key)
 	if err := c.state.Assume(a); err != nil {
 		return err
 	}
 	c.chargeLocked(a, 1)
+	if replaced != nil {
+		// A growing slice brings only the pods it adds.
+		c.chargeLocked(replaced, -1)
+	}
 	c.assumed[a.Key] = resourceVersion
 	c.queues.Delete(a.Key)
 	c.replacedByAssumeLocked(a.Key)
@@ -177,11 +182,17 @@ func (c *Cache) Forget(key types.NamespacedName) {
 		return
 	}
 	delete(c.assumed, key)
-	if a := c.releaseLocked(key); a != nil {
-		c.chargeLocked(a, -1)
-	}
+	a := c.releaseLocked(key)
 	if r, ok := c.records[key]; ok {
 		c.placeLocked(r.obj)
+	}
+	// The charge goes back in the order it came (penalties do not go
+	// below zero): the slice a growing one replaces holds again.
+	if replaced := c.replacedHoldingLocked(key); replaced != nil {
+		c.chargeLocked(replaced, 1)
+	}
+	if a != nil {
+		c.chargeLocked(a, -1)
 	}
 	c.notify()
 }
