@@ -35,10 +35,17 @@ var (
 // rayClusterLabel names the RayCluster on each of its pods.
 const rayClusterLabel = "ray.io/cluster"
 
-// autoscales reports an elastic RayJob whose cluster autoscales.
+// autoscales reports an elastic RayJob whose cluster autoscales, and
+// whose Workload slices follow it: not one MultiKueue runs in a worker, nor
+// a worker's copy (it names a prebuilt Workload), as the job reconciler
+// decides (jobframework's elastic), lest a copy be stopped for growing.
 func (j *RayJob) autoscales() bool {
 	spec := j.job.Spec.RayClusterSpec
-	return jobframework.IsElastic(j.job) && spec != nil && ptr.Deref(spec.EnableInTreeAutoscaling, false)
+	if !jobframework.IsElastic(j.job) || spec == nil || !ptr.Deref(spec.EnableInTreeAutoscaling, false) ||
+		j.job.Labels[jobframework.PrebuiltWorkloadLabel] != "" {
+		return false
+	}
+	return ptr.Deref(j.job.Spec.ManagedBy, "") != jobframework.MultiKueueManagedBy
 }
 
 // LoadPrerequisites reads the workers of an autoscaling elastic RayJob's
