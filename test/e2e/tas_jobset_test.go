@@ -34,14 +34,7 @@ func TestKueueJobSetTopologyExamples(t *testing.T) {
 		Spec: kueue.LocalQueueSpec{ClusterQueue: "tas-cluster-queue"}}
 	create(t, lq)
 	t.Cleanup(func() { _ = suite.client.Delete(context.Background(), lq) })
-	nodes := map[string]map[string]string{}
-	var list corev1.NodeList
-	if err := suite.client.List(ctx, &list); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range list.Items {
-		nodes[n.Name] = n.Labels
-	}
+	nodes := nodeLabels(t)
 	cases := []struct {
 		file string
 		// oneOf is the level all pods share ("" for none); slice the pods

@@ -77,26 +77,8 @@ func readExample(t *testing.T, rel string) []*unstructured.Unstructured {
 // allows: one rack for required, one block where it fits (40 pods do not
 // fit in one block of 32 CPUs, so both blocks) for preferred.
 func TestKueueTopologyExamples(t *testing.T) {
-	ctx := context.Background()
-	queues := readExample(t, "tas/sample-queues.yaml")
-	for _, obj := range queues {
-		if err := suite.client.Create(ctx, obj); err != nil {
-			t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
-		}
-	}
-	t.Cleanup(func() {
-		for i := len(queues) - 1; i >= 0; i-- {
-			_ = suite.client.Delete(context.Background(), queues[i])
-		}
-	})
-	nodes := map[string]map[string]string{}
-	var list corev1.NodeList
-	if err := suite.client.List(ctx, &list); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range list.Items {
-		nodes[n.Name] = n.Labels
-	}
+	applyExample(t, "tas/sample-queues.yaml")
+	nodes := nodeLabels(t)
 	cases := []struct {
 		file string
 		// domains says how many distinct values of the label the pods may use.
@@ -160,6 +142,20 @@ func TestKueueTopologyExamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nodeLabels maps the cluster's nodes to their labels.
+func nodeLabels(t *testing.T) map[string]map[string]string {
+	t.Helper()
+	var list corev1.NodeList
+	if err := suite.client.List(context.Background(), &list); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]string{}
+	for _, n := range list.Items {
+		out[n.Name] = n.Labels
+	}
+	return out
 }
 
 func runtimeFromUnstructured(u *unstructured.Unstructured, into any) error {

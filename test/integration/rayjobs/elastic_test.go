@@ -10,6 +10,7 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,15 +39,7 @@ func TestElasticRayClusterAutoscales(t *testing.T) {
 	s.waitFree(rc, 2, 0)
 
 	s.setWorkers(rc, 3)
-	s.eventually("a slice of 3 workers admitted, the first finished", func() error {
-		if err := s.get(first); err != nil {
-			return err
-		}
-		if c := findCondition(first, kueue.WorkloadFinished); c == nil || c.Reason != kueue.WorkloadSliceReplaced {
-			return fmt.Errorf("first: Finished %+v", c)
-		}
-		return nil
-	})
+	s.waitReplaced(first)
 	s.rayPods(rc, "workers", 2)
 	s.waitFree(rc, 4, 0)
 	if err := s.get(rc); err != nil || ptr.Deref(rc.Spec.Suspend, false) {
@@ -54,9 +47,30 @@ func TestElasticRayClusterAutoscales(t *testing.T) {
 	}
 
 	s.setWorkers(rc, 2)
-	s.eventually("the running slice lowered to 2 workers", func() error {
+	s.waitAdmittedWorkers(rc.UID, 2)
+}
+
+// waitReplaced waits until a slice is finished as replaced by a new one.
+func (s *suite) waitReplaced(slice *kueue.Workload) {
+	s.t.Helper()
+	s.eventually("a new slice admitted, "+slice.Name+" finished", func() error {
+		if err := s.get(slice); err != nil {
+			return err
+		}
+		if c := findCondition(slice, kueue.WorkloadFinished); c == nil || c.Reason != kueue.WorkloadSliceReplaced {
+			return fmt.Errorf("%s: Finished %+v", slice.Name, c)
+		}
+		return nil
+	})
+}
+
+// waitAdmittedWorkers waits until the running slice of the job with that
+// UID holds quota for n workers.
+func (s *suite) waitAdmittedWorkers(uid types.UID, n int32) {
+	s.t.Helper()
+	s.eventually(fmt.Sprintf("the running slice at %d workers", n), func() error {
 		var list kueue.WorkloadList
-		if err := s.c.List(context.Background(), &list, client.InNamespace(s.ns), client.MatchingLabels{jobframework.JobUIDLabel: string(rc.UID)}); err != nil {
+		if err := s.c.List(context.Background(), &list, client.InNamespace(s.ns), client.MatchingLabels{jobframework.JobUIDLabel: string(uid)}); err != nil {
 			return err
 		}
 		for _, wl := range list.Items {
@@ -64,7 +78,7 @@ func TestElasticRayClusterAutoscales(t *testing.T) {
 				continue
 			}
 			for _, psa := range wl.Status.Admission.PodSetAssignments {
-				if psa.Name == "workers" && ptr.Deref(psa.Count, 0) == 2 {
+				if psa.Name == "workers" && ptr.Deref(psa.Count, 0) == n {
 					return nil
 				}
 			}

@@ -2,7 +2,6 @@ package rayjobs
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"testing"
 
@@ -10,10 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
-	"github.com/kuota-dev/kuota/internal/jobframework"
 )
 
 // An elastic RayJob whose cluster autoscales keeps running while the Ray
@@ -64,15 +61,7 @@ func TestElasticRayJobFollowsItsAutoscaledCluster(t *testing.T) {
 	s.waitFree(rc, 2, 0)
 
 	s.setWorkers(rc, 3)
-	s.eventually("a slice of 3 workers admitted, the first finished", func() error {
-		if err := s.get(first); err != nil {
-			return err
-		}
-		if c := findCondition(first, kueue.WorkloadFinished); c == nil || c.Reason != kueue.WorkloadSliceReplaced {
-			return fmt.Errorf("first: Finished %+v", c)
-		}
-		return nil
-	})
+	s.waitReplaced(first)
 	s.rayPods(rc, "workers", 2)
 	s.waitFree(rc, 4, 0)
 	if err := s.get(j); err != nil || j.Spec.Suspend {
@@ -80,22 +69,5 @@ func TestElasticRayJobFollowsItsAutoscaledCluster(t *testing.T) {
 	}
 
 	s.setWorkers(rc, 2)
-	s.eventually("the running slice lowered to 2 workers", func() error {
-		var list kueue.WorkloadList
-		if err := s.c.List(context.Background(), &list, client.InNamespace(s.ns), client.MatchingLabels{jobframework.JobUIDLabel: string(j.UID)}); err != nil {
-			return err
-		}
-		for _, wl := range list.Items {
-			if findCondition(&wl, kueue.WorkloadFinished) != nil || wl.Status.Admission == nil {
-				continue
-			}
-			for _, psa := range wl.Status.Admission.PodSetAssignments {
-				if psa.Name == "workers" && ptr.Deref(psa.Count, 0) == 2 {
-					return nil
-				}
-			}
-			return fmt.Errorf("admission %+v", wl.Status.Admission.PodSetAssignments)
-		}
-		return fmt.Errorf("no running slice")
-	})
+	s.waitAdmittedWorkers(j.UID, 2)
 }
