@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/utils/ptr"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/lifecycle"
@@ -42,11 +43,8 @@ func (c *Cache) ReplaceNodes(key Key, nodes []string) (*kueue.Admission, string)
 		if tree == nil {
 			return nil, fmt.Sprintf("the topology of flavor %s is not known", flavor)
 		}
-		within, err := requiredLevel(r.obj, psa.Name)
-		if err != "" {
-			return nil, err
-		}
-		moved, why := tree.Replace(psa.TopologyAssignment, lifecycle.PerPod(psa), failed, within)
+		within, layers := topologyOf(r.obj, psa.Name)
+		moved, why := tree.Replace(psa.TopologyAssignment, lifecycle.PerPod(psa), failed, within, layers)
 		if moved == nil {
 			return nil, fmt.Sprintf("PodSet %s: %s", psa.Name, why)
 		}
@@ -76,24 +74,25 @@ func placesOn(psa *kueue.PodSetAssignment, nodes map[string]bool) bool {
 	return slices.ContainsFunc(tas.Nodes(psa.TopologyAssignment), func(n string) bool { return nodes[n] })
 }
 
-// requiredLevel is the level a PodSet's pods must share (its required
-// topology), "" when none; it refuses the requests a replacement cannot
-// keep (slices of pods, each in its own domain).
-func requiredLevel(wl *kueue.Workload, name kueue.PodSetReference) (string, string) {
+// topologyOf is what a replacement keeps of a PodSet's topology request:
+// the level its pods must share ("" when none) and its slice layers.
+func topologyOf(wl *kueue.Workload, name kueue.PodSetReference) (string, []tas.Slice) {
 	for i := range wl.Spec.PodSets {
 		ps := &wl.Spec.PodSets[i]
 		if ps.Name != name || ps.TopologyRequest == nil {
 			continue
 		}
 		tr := ps.TopologyRequest
-		if tr.PodSetSliceRequiredTopology != nil || len(tr.PodsetSliceRequiredTopologyConstraints) > 0 {
-			return "", fmt.Sprintf("PodSet %s asks for slices of pods in their own domains, which a replacement does not keep", name)
+		var layers []tas.Slice
+		if tr.PodSetSliceRequiredTopology != nil && tr.PodSetSliceSize != nil {
+			layers = append(layers, tas.Slice{Level: *tr.PodSetSliceRequiredTopology, Size: *tr.PodSetSliceSize})
 		}
-		if tr.Required != nil {
-			return *tr.Required, ""
+		for _, c := range tr.PodsetSliceRequiredTopologyConstraints {
+			layers = append(layers, tas.Slice{Level: c.Topology, Size: c.Size})
 		}
+		return ptr.Deref(tr.Required, ""), layers
 	}
-	return "", ""
+	return "", nil
 }
 
 // sameTopology compares the topology capacity two records of one workload

@@ -15,10 +15,15 @@ import (
 // replacement of failed nodes). The assignment's lowest level must be the
 // host name. within, when not "", is a level label: the moved pods go in
 // the domain of that level that holds the kept pods (a required topology);
-// otherwise anywhere. The tree must hold the kept pods as used and must
-// not give the failed nodes' capacity to anyone (they are masked here). It
-// returns the new assignment, or why there is none.
-func (t *Tree) Replace(a *kueue.TopologyAssignment, perPod resources.Requests, failed map[string]bool, within string) (*kueue.TopologyAssignment, string) {
+// otherwise anywhere. layers are the request's slices (outermost first):
+// each failed node's pods stay in its domain of the deepest slice level
+// above the host name, so that every slice-level domain keeps its count,
+// and a slice layer at the host name moves them in whole slices per node.
+// The tree must hold the kept pods as used and must not give the failed
+// nodes' capacity to anyone (they are masked here). It returns the new
+// assignment, or why there is none.
+func (t *Tree) Replace(a *kueue.TopologyAssignment, perPod resources.Requests, failed map[string]bool, within string,
+	layers []Slice) (*kueue.TopologyAssignment, string) {
 	domains, err := Domains(a)
 	if err != nil {
 		return nil, "the topology assignment cannot be read: " + err.Error()
@@ -38,7 +43,14 @@ func (t *Tree) Replace(a *kueue.TopologyAssignment, perPod resources.Requests, f
 	if lost == 0 {
 		return a, ""
 	}
+	keep, leaf := t.sliceLevels(layers)
+	if keep >= 0 {
+		return t.replaceInSlices(a, perPod, failed, kept, domains, keep, leaf)
+	}
 	req := Request{Count: lost, PerPod: perPod}
+	if leaf > 0 {
+		req.Slices = []Slice{{Level: hostLevel, Size: leaf}}
+	}
 	allowed := func(node string) bool { return !failed[node] }
 	if within != "" {
 		l := slices.Index(t.levels, within)
@@ -74,6 +86,62 @@ func (t *Tree) Replace(a *kueue.TopologyAssignment, perPod resources.Requests, f
 	added, err := Domains(moved)
 	if err != nil {
 		return nil, err.Error()
+	}
+	return Encode(a.Levels, mergeDomains(kept, added)), ""
+}
+
+// sliceLevels returns the deepest slice level above the host name (-1 when
+// none) and the size of a slice layer at the host name (0 when none).
+func (t *Tree) sliceLevels(layers []Slice) (keep int, leaf int32) {
+	keep = -1
+	for _, s := range layers {
+		switch l := slices.Index(t.levels, s.Level); {
+		case l == len(t.levels)-1:
+			leaf = s.Size
+		case l > keep:
+			keep = l
+		}
+	}
+	return keep, leaf
+}
+
+// replaceInSlices moves each failed node's pods within its domain of level
+// keep (in slices of leaf pods per node when leaf > 0), one node after the
+// other on what the earlier ones left.
+func (t *Tree) replaceInSlices(a *kueue.TopologyAssignment, perPod resources.Requests, failed map[string]bool, kept, domains []Domain,
+	keep int, leaf int32) (*kueue.TopologyAssignment, string) {
+	work := t.Clone()
+	var added []Domain
+	for _, d := range domains {
+		node := d.Values[len(d.Values)-1]
+		if !failed[node] {
+			continue
+		}
+		domain, ok := t.nodeValue(node, keep)
+		if !ok {
+			return nil, fmt.Sprintf("node %s is gone: the %s its pods' slices belong to is not known", node, t.levels[keep])
+		}
+		allowed := func(n string) bool {
+			v, ok := t.nodeValue(n, keep)
+			return !failed[n] && ok && v == domain
+		}
+		req := Request{Count: d.Count, PerPod: perPod}
+		if leaf > 0 {
+			req.Slices = []Slice{{Level: hostLevel, Size: leaf}}
+		}
+		moved, why := work.Masked(allowed).Place(req)
+		if moved == nil {
+			return nil, fmt.Sprintf("no room in %s %s for the %d pods of node %s: %s", t.levels[keep], domain, d.Count, node, why)
+		}
+		if !slices.Equal(moved.Levels, a.Levels) {
+			return nil, "the topology's levels changed since the assignment"
+		}
+		more, err := Domains(moved)
+		if err != nil {
+			return nil, err.Error()
+		}
+		work.Use(moved, perPod)
+		added = append(added, more...)
 	}
 	return Encode(a.Levels, mergeDomains(kept, added)), ""
 }

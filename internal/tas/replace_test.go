@@ -37,11 +37,11 @@ func TestReplace(t *testing.T) {
 	used.Use(a, oneCPU)
 
 	// Rack r2 has no room left for h4's 3 pods: a rack is required.
-	if got, why := used.Replace(a, oneCPU, map[string]bool{"h4": true}, rack); got != nil || !strings.Contains(why, "no room for the 3 pods") {
+	if got, why := used.Replace(a, oneCPU, map[string]bool{"h4": true}, rack, nil); got != nil || !strings.Contains(why, "no room for the 3 pods") {
 		t.Errorf("required rack without room: %v, %q", got, why)
 	}
 	// Anywhere: they go to rack r1.
-	got, why := used.Replace(a, oneCPU, map[string]bool{"h4": true}, "")
+	got, why := used.Replace(a, oneCPU, map[string]bool{"h4": true}, "", nil)
 	if got == nil {
 		t.Fatalf("anywhere: %s", why)
 	}
@@ -56,15 +56,15 @@ func TestReplace(t *testing.T) {
 	}
 	used = tree.Clone()
 	used.Use(b, resourcesCPU(3))
-	if got, why := used.Replace(b, resourcesCPU(1), map[string]bool{"h1": true}, rack); got == nil || show(t, got) != "h2:2" {
+	if got, why := used.Replace(b, resourcesCPU(1), map[string]bool{"h1": true}, rack, nil); got == nil || show(t, got) != "h2:2" {
 		t.Errorf("within the rack: %v %q", got, why)
 	}
 	// Every pod lost: the rack that fits them best.
-	if got, why := used.Replace(b, oneCPU, map[string]bool{"h1": true, "h2": true}, rack); got == nil || show(t, got) != "h5:2" {
+	if got, why := used.Replace(b, oneCPU, map[string]bool{"h1": true, "h2": true}, rack, nil); got == nil || show(t, got) != "h5:2" {
 		t.Errorf("all pods lost: %v %q", got, why)
 	}
 	// Nothing failed: the same assignment.
-	if got, _ := used.Replace(b, oneCPU, map[string]bool{"h5": true}, rack); got != b {
+	if got, _ := used.Replace(b, oneCPU, map[string]bool{"h5": true}, rack, nil); got != b {
 		t.Errorf("no failed node: %v", got)
 	}
 }
@@ -84,4 +84,68 @@ func total(t *testing.T, a *kueue.TopologyAssignment) int32 {
 		n += d.Count
 	}
 	return n
+}
+
+// A sliced request's failed node moves its pods within its domain of the
+// deepest slice level above the host name, in whole host-level slices:
+// every slice-level domain keeps its count.
+func TestReplaceKeepsSlices(t *testing.T) {
+	nodes := []Node{
+		worker("b1", "r1", "h1", 4), worker("b1", "r1", "h2", 4), worker("b1", "r1", "h3", 4),
+		worker("b1", "r2", "h4", 4), worker("b1", "r2", "h5", 4),
+		worker("b2", "r3", "h6", 4),
+	}
+	tree := NewTree(hostLevels, nodes)
+	a := Encode([]string{host}, []Domain{{Values: []string{"h1"}, Count: 2}, {Values: []string{"h2"}, Count: 2}, {Values: []string{"h4"}, Count: 4}})
+	used := tree.Clone()
+	used.Use(a, oneCPU)
+	rackOf := map[string]string{"h1": "r1", "h2": "r1", "h3": "r1", "h4": "r2", "h5": "r2", "h6": "r3"}
+	check := func(name string, got *kueue.TopologyAssignment, why string, failed string, perRack map[string]int32, hostSlice int32) {
+		t.Helper()
+		if got == nil {
+			t.Fatalf("%s: %s", name, why)
+		}
+		doms, err := Domains(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		racks := map[string]int32{}
+		for _, d := range doms {
+			h := d.Values[len(d.Values)-1]
+			if h == failed || (hostSlice > 0 && d.Count%hostSlice != 0) {
+				t.Errorf("%s: %s", name, show(t, got))
+			}
+			racks[rackOf[h]] += d.Count
+		}
+		for r, n := range perRack {
+			if racks[r] != n {
+				t.Errorf("%s: rack %s holds %d pods, want %d (%s)", name, r, racks[r], n, show(t, got))
+			}
+		}
+	}
+	racks := map[string]int32{"r1": 4, "r2": 4}
+	got, why := used.Replace(a, oneCPU, map[string]bool{"h1": true}, "", []Slice{{Level: rack, Size: 4}})
+	check("rack slices", got, why, "h1", racks, 0)
+	got, why = used.Replace(a, oneCPU, map[string]bool{"h2": true}, "", []Slice{{Level: rack, Size: 4}, {Level: host, Size: 2}})
+	check("rack slices of host slices", got, why, "h2", racks, 2)
+	b := Encode([]string{host}, []Domain{{Values: []string{"h1"}, Count: 4}, {Values: []string{"h4"}, Count: 4}})
+	usedB := tree.Clone()
+	usedB.Use(b, oneCPU)
+	got, why = usedB.Replace(b, oneCPU, map[string]bool{"h4": true}, "", []Slice{{Level: host, Size: 4}})
+	check("host slices anywhere", got, why, "h4", nil, 4)
+
+	// Rack r1 is full but for the failed node: no room where the slice is.
+	full := used.Clone()
+	full.Use(Encode([]string{host}, []Domain{{Values: []string{"h2"}, Count: 2}, {Values: []string{"h3"}, Count: 4}}), oneCPU)
+	if got, why := full.Replace(a, oneCPU, map[string]bool{"h1": true}, "", []Slice{{Level: rack, Size: 4}}); got != nil ||
+		!strings.Contains(why, "no room in "+rack+" r1") {
+		t.Errorf("rack r1 full: %v %q", got, why)
+	}
+	// A node gone from the tree: its rack is not known.
+	gone := NewTree(hostLevels, append(nodes[1:3:3], nodes[3:]...)).Clone()
+	gone.Use(Encode([]string{host}, []Domain{{Values: []string{"h2"}, Count: 2}, {Values: []string{"h4"}, Count: 4}}), oneCPU)
+	if got, why := gone.Replace(a, oneCPU, map[string]bool{"h1": true}, "", []Slice{{Level: rack, Size: 4}}); got != nil ||
+		!strings.Contains(why, "node h1 is gone") {
+		t.Errorf("a deleted node: %v %q", got, why)
+	}
 }

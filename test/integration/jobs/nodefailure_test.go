@@ -204,3 +204,38 @@ func waitNodes(t *testing.T, ns, job string) map[string]int {
 	})
 	return out
 }
+
+// A job asking for slices of 2 pods per rack whose node fails keeps
+// running: its pods there move to the other node of the same rack, so
+// that each rack still holds whole slices.
+func TestSlicedJobOnAFailedNodeStaysInItsRack(t *testing.T) {
+	startManager(t)
+	ns, hosts := tasQueues(t, nil)
+	j := newJob(ns, "sliced", "lq", 4, "1")
+	j.Spec.Template.Annotations = map[string]string{"kueue.x-k8s.io/podset-slice-required-topology": rackLabel,
+		"kueue.x-k8s.io/podset-slice-size": "2"}
+	create(t, j)
+	before := waitNodes(t, ns, "sliced")
+	failed := slices.Min(slices.Collect(maps.Keys(before)))
+	taintNode(t, failed, corev1.Taint{Key: "example.com/broken", Effect: corev1.TaintEffectNoExecute})
+	perRack := func(nodes map[string]int) map[string]int {
+		out := map[string]int{}
+		for n, c := range nodes {
+			out[hosts[n]] += c
+		}
+		return out
+	}
+	eventually(t, "the pods of node "+failed+" moved within their rack", func() error {
+		after := waitNodes(t, ns, "sliced")
+		if after[failed] > 0 {
+			return fmt.Errorf("still on %s: %v", failed, after)
+		}
+		if b, a := perRack(before), perRack(after); !maps.Equal(a, b) {
+			return fmt.Errorf("pods per rack %v, then %v: want each rack to keep its slices", b, a)
+		}
+		return nil
+	})
+	if wl := workloadOf(t, getJob(t, ns, "sliced")); wl.Status.SchedulingStats != nil && len(wl.Status.SchedulingStats.Evictions) > 0 {
+		t.Fatalf("evicted on the way: %+v", wl.Status.SchedulingStats.Evictions)
+	}
+}
