@@ -40,11 +40,14 @@ type NodePods struct {
 }
 
 // podsGone reports whether none of the workload's pods runs on the node
-// any longer and one is needed there: some ended without succeeding, or
-// none is bound (gone, or never arrived). Pods that all succeeded need
-// nothing.
+// any longer and some ended there without succeeding (failed, or being
+// deleted). A node with no pod of the workload at all is left to the
+// taint rules: its pods may not have arrived yet (a node that misses a
+// few heartbeats right after an admission does not cost the workload its
+// place), or were force-deleted (the node controller's taints come).
+// Pods that all succeeded need nothing.
 func (p *NodePods) podsGone() bool {
-	return p != nil && p.Running == 0 && (p.Ended > 0 || p.Succeeded == 0)
+	return p != nil && p.Running == 0 && p.Ended > 0
 }
 
 // AssignedNodes lists, per node, the PodSets an admission places there by
@@ -70,8 +73,8 @@ func AssignedNodes(adm *kueue.Admission) map[string][]kueue.PodSetReference {
 // nodeFailures returns the eviction of an admitted workload whose pods were
 // placed on a node that failed (first a replacement of the node, with
 // opts.ReplaceFailedNodes): the node is gone; or it is not ready and none
-// of the workload's pods runs there any longer (they failed, were deleted
-// or never arrived; Kueue's TASReplaceNodeOnPodTermination); or it has a
+// of the workload's pods runs there any longer, some having failed or
+// being deleted (Kueue's TASReplaceNodeOnPodTermination); or it has a
 // NoExecute taint that evicts its pods, once their tolerations let it
 // (see evictsAfter). It also says when to look again (0: no need).
 func nodeFailures(v *View, opts *Options, now time.Time) (Step, time.Duration) {
