@@ -82,15 +82,7 @@ func topologyOf(wl *kueue.Workload, name kueue.PodSetReference) (string, []tas.S
 		if ps.Name != name || ps.TopologyRequest == nil {
 			continue
 		}
-		tr := ps.TopologyRequest
-		var layers []tas.Slice
-		if tr.PodSetSliceRequiredTopology != nil && tr.PodSetSliceSize != nil {
-			layers = append(layers, tas.Slice{Level: *tr.PodSetSliceRequiredTopology, Size: *tr.PodSetSliceSize})
-		}
-		for _, c := range tr.PodsetSliceRequiredTopologyConstraints {
-			layers = append(layers, tas.Slice{Level: c.Topology, Size: c.Size})
-		}
-		return ptr.Deref(tr.Required, ""), layers
+		return ptr.Deref(ps.TopologyRequest.Required, ""), tas.SlicesOf(ps.TopologyRequest)
 	}
 	return "", nil
 }

@@ -83,19 +83,3 @@ func (c *Cache) slicesMovedLocked(key Key, place lifecycle.Placement, replaced K
 		c.placeLocked(r.obj)
 	}
 }
-
-// replacedByAssumeLocked sets aside the slice an assumed admission
-// replaces: its quota is now counted in the new slice's.
-func (c *Cache) replacedByAssumeLocked(key Key) {
-	r, ok := c.records[key]
-	if !ok {
-		return
-	}
-	replaced, isSlice := lifecycle.ReplacedSlice(r.obj)
-	if !isSlice || c.replacers[replaced] != key {
-		return
-	}
-	if old, ok := c.records[replaced]; ok {
-		c.placeLocked(old.obj)
-	}
-}

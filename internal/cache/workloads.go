@@ -152,13 +152,16 @@ func (c *Cache) Assume(a *state.Admitted, resourceVersion string) error {
 		return err
 	}
 	c.chargeLocked(a, 1)
-	if replaced != nil {
-		// A growing slice brings only the pods it adds.
-		c.chargeLocked(replaced, -1)
-	}
 	c.assumed[a.Key] = resourceVersion
 	c.queues.Delete(a.Key)
-	c.replacedByAssumeLocked(a.Key)
+	if replaced != nil {
+		// A growing slice brings only the pods it adds, and the slice it
+		// replaces holds nothing now: its quota counts in the new one's.
+		c.chargeLocked(replaced, -1)
+		if old, ok := c.records[replaced.Key]; ok {
+			c.placeLocked(old.obj)
+		}
+	}
 	c.notify()
 	return nil
 }

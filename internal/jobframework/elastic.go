@@ -45,19 +45,23 @@ func IsElastic(obj metav1.Object) bool {
 	return obj.GetAnnotations()[kueue.ElasticJobAnnotation] == "true"
 }
 
-// elastic reports whether the job's pod counts may change while it runs.
-// A job MultiKueue runs in a worker is not: its Workload slices would not
-// reach the worker. Nor is a job that names a prebuilt Workload (the
-// worker's copy of such a job among them): that one Workload is the job's.
+// elastic reports whether the job's pod counts may change while it runs
+// (with the feature on, for a kind that may; see SlicesFollow).
 func (r *Reconciler) elastic(job Job) bool {
-	if !r.Options.ElasticJobs || !r.Integration.Elastic || !IsElastic(job.Object()) ||
-		job.Object().GetLabels()[PrebuiltWorkloadLabel] != "" {
+	return r.Options.ElasticJobs && r.Integration.Elastic && SlicesFollow(job)
+}
+
+// SlicesFollow reports whether an elastic job's Workload slices follow its
+// pod counts. A job MultiKueue runs in a worker's do not: its slices would
+// not reach the worker. Nor do those of a job that names a prebuilt
+// Workload (the worker's copy of such a job among them): that one Workload
+// is the job's.
+func SlicesFollow(job Job) bool {
+	if !IsElastic(job.Object()) || job.Object().GetLabels()[PrebuiltWorkloadLabel] != "" {
 		return false
 	}
-	if m, ok := job.(JobWithManagedBy); ok && m.ManagedBy() != nil && *m.ManagedBy() == MultiKueueManagedBy {
-		return false
-	}
-	return true
+	m, ok := job.(JobWithManagedBy)
+	return !ok || m.ManagedBy() == nil || *m.ManagedBy() != MultiKueueManagedBy
 }
 
 // SliceWorkloadName is the name of the Workload slice of a job that comes

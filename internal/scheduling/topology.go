@@ -211,11 +211,6 @@ func topologyRequest(shape *workload.PodSetShape, count int32) tas.Request {
 	if t.Preferred != nil {
 		req.Preferred = *t.Preferred
 	}
-	if t.PodSetSliceRequiredTopology != nil && t.PodSetSliceSize != nil {
-		req.Slices = []tas.Slice{{Level: *t.PodSetSliceRequiredTopology, Size: *t.PodSetSliceSize}}
-	}
-	for _, c := range t.PodsetSliceRequiredTopologyConstraints {
-		req.Slices = append(req.Slices, tas.Slice{Level: c.Topology, Size: c.Size})
-	}
+	req.Slices = tas.SlicesOf(t)
 	return req
 }

@@ -36,6 +36,23 @@ type Slice struct {
 	Size  int32
 }
 
+// SlicesOf returns the slice layers of a PodSet's topology request,
+// outermost first: podSetSliceRequiredTopology with podSetSliceSize, or
+// podsetSliceRequiredTopologyConstraints.
+func SlicesOf(tr *kueue.PodSetTopologyRequest) []Slice {
+	if tr == nil {
+		return nil
+	}
+	var out []Slice
+	if tr.PodSetSliceRequiredTopology != nil && tr.PodSetSliceSize != nil {
+		out = append(out, Slice{Level: *tr.PodSetSliceRequiredTopology, Size: *tr.PodSetSliceSize})
+	}
+	for _, c := range tr.PodsetSliceRequiredTopologyConstraints {
+		out = append(out, Slice{Level: c.Topology, Size: c.Size})
+	}
+	return out
+}
+
 // plan is the state of one Place call.
 //
 // Capacity is counted in units that change at the slice levels: at level l

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/jobframework"
 )
 
 // An elastic RayCluster may autoscale: the webhook accepts it and holds
@@ -132,6 +133,12 @@ func TestElasticRayJobCountsItsLiveCluster(t *testing.T) {
 	}
 	if reqs := job.PrerequisiteWatches(c)[0].Jobs(ctx, rc); len(reqs) != 1 || reqs[0].Name != j.Name {
 		t.Errorf("a change of the cluster brings back %v, want the RayJob", reqs)
+	}
+	// A worker's copy (it names a prebuilt Workload) keeps its admitted
+	// counts: its slices do not follow the cluster.
+	j.Labels[jobframework.PrebuiltWorkloadLabel] = "wl"
+	if got := counts()["small"]; got != spec {
+		t.Errorf("a worker's copy counts %d workers, want the spec's %d", got, spec)
 	}
 
 	plain := newRayJob()

@@ -35,17 +35,12 @@ var (
 // rayClusterLabel names the RayCluster on each of its pods.
 const rayClusterLabel = "ray.io/cluster"
 
-// autoscales reports an elastic RayJob whose cluster autoscales, and
-// whose Workload slices follow it: not one MultiKueue runs in a worker, nor
-// a worker's copy (it names a prebuilt Workload), as the job reconciler
-// decides (jobframework's elastic), lest a copy be stopped for growing.
+// autoscales reports an elastic RayJob whose cluster autoscales and whose
+// slices follow it (not a worker's copy, nor one MultiKueue runs: those
+// would be stopped for growing).
 func (j *RayJob) autoscales() bool {
 	spec := j.job.Spec.RayClusterSpec
-	if !jobframework.IsElastic(j.job) || spec == nil || !ptr.Deref(spec.EnableInTreeAutoscaling, false) ||
-		j.job.Labels[jobframework.PrebuiltWorkloadLabel] != "" {
-		return false
-	}
-	return ptr.Deref(j.job.Spec.ManagedBy, "") != jobframework.MultiKueueManagedBy
+	return spec != nil && ptr.Deref(spec.EnableInTreeAutoscaling, false) && jobframework.SlicesFollow(j)
 }
 
 // LoadPrerequisites reads the workers of an autoscaling elastic RayJob's

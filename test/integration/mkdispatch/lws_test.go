@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
 
-	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	"github.com/kuota-dev/kuota/internal/integrations/leaderworkerset"
 	"github.com/kuota-dev/kuota/internal/jobframework"
 )
@@ -23,12 +22,7 @@ import (
 // manager's pods stay gated and mirror the copies' run.
 func TestLeaderWorkerSetGroupRunsInAWorker(t *testing.T) {
 	ns := setup(t)
-	withLWS := func(c *configapi.Configuration) {
-		withPods(c)
-		c.Integrations.Frameworks = append(c.Integrations.Frameworks, leaderworkerset.FrameworkName)
-	}
-	startWithWebhooks(t, withLWS)
-	startManager(t, worker1, withLWS)
+	startWithPodsAnd(t, leaderworkerset.FrameworkName)
 	tmpl := func() corev1.PodTemplateSpec {
 		return corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "serve",
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}}

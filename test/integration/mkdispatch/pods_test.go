@@ -25,6 +25,19 @@ func withPods(c *configapi.Configuration) {
 	c.Integrations.Frameworks = append(c.Integrations.Frameworks, jobframework.PodFrameworkName)
 }
 
+// startWithPodsAnd starts the manager (with webhooks) and worker1 with the
+// pod integration and the framework named, whose objects run in workers
+// through their pods.
+func startWithPodsAnd(t *testing.T, framework string) {
+	t.Helper()
+	with := func(c *configapi.Configuration) {
+		withPods(c)
+		c.Integrations.Frameworks = append(c.Integrations.Frameworks, framework)
+	}
+	startWithWebhooks(t, with)
+	startManager(t, worker1, with)
+}
+
 // A pod group queued in the manager (gated and labelled by the manager's
 // real webhook) is copied to the worker that reserves quota: the copies
 // there are started by the worker's Kuota, while the manager's pods keep

@@ -13,7 +13,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	"github.com/kuota-dev/kuota/internal/integrations/statefulset"
 	"github.com/kuota-dev/kuota/internal/jobframework"
 )
@@ -25,12 +24,7 @@ import (
 // the copies' run.
 func TestStatefulSetRunsInAWorker(t *testing.T) {
 	ns := setup(t)
-	withSets := func(c *configapi.Configuration) {
-		withPods(c)
-		c.Integrations.Frameworks = append(c.Integrations.Frameworks, "statefulset")
-	}
-	startWithWebhooks(t, withSets)
-	startManager(t, worker1, withSets)
+	startWithPodsAnd(t, "statefulset")
 	sel := map[string]string{"app": "db"}
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db", Labels: map[string]string{jobframework.QueueNameLabel: "lq"}},

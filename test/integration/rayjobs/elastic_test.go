@@ -34,20 +34,28 @@ func TestElasticRayClusterAutoscales(t *testing.T) {
 	s.create(rc)
 	first := s.waitWorkload(rc)
 	s.waitRunning(rc)
-	s.rayPods(rc, "head", 1)
-	s.rayPods(rc, "workers", 1)
-	s.waitFree(rc, 2, 0)
-
-	s.setWorkers(rc, 3)
-	s.waitReplaced(first)
-	s.rayPods(rc, "workers", 2)
-	s.waitFree(rc, 4, 0)
+	s.growCluster(rc, first)
 	if err := s.get(rc); err != nil || ptr.Deref(rc.Spec.Suspend, false) {
 		t.Fatalf("the cluster was suspended while it grew (%v)", err)
 	}
 
 	s.setWorkers(rc, 2)
 	s.waitAdmittedWorkers(rc.UID, 2)
+}
+
+// growCluster plays the operator and the autoscaler of an elastic
+// cluster of one worker admitted as slice first: its head and worker pods
+// are let go; at 3 workers a new slice replaces first and the 2 added
+// workers are let go too.
+func (s *suite) growCluster(rc *rayv1.RayCluster, first *kueue.Workload) {
+	s.t.Helper()
+	s.rayPods(rc, "head", 1)
+	s.rayPods(rc, "workers", 1)
+	s.waitFree(rc, 2, 0)
+	s.setWorkers(rc, 3)
+	s.waitReplaced(first)
+	s.rayPods(rc, "workers", 2)
+	s.waitFree(rc, 4, 0)
 }
 
 // waitReplaced waits until a slice is finished as replaced by a new one.

@@ -56,14 +56,7 @@ func TestElasticRayJobFollowsItsAutoscaledCluster(t *testing.T) {
 		j.Status.JobDeploymentStatus = rayv1.JobDeploymentStatusRunning
 		return s.c.Status().Update(context.Background(), j)
 	})
-	s.rayPods(rc, "head", 1)
-	s.rayPods(rc, "workers", 1)
-	s.waitFree(rc, 2, 0)
-
-	s.setWorkers(rc, 3)
-	s.waitReplaced(first)
-	s.rayPods(rc, "workers", 2)
-	s.waitFree(rc, 4, 0)
+	s.growCluster(rc, first)
 	if err := s.get(j); err != nil || j.Spec.Suspend {
 		t.Fatalf("the job was suspended while its cluster grew (%v)", err)
 	}
