@@ -8,6 +8,7 @@ package app
 
 import (
 	"fmt"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -113,6 +114,10 @@ func NewScheme() (*runtime.Scheme, error) {
 	}
 	if err := autoscaling.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("registering autoscaling.x-k8s.io kinds: %w", err)
+	}
+	// CRDs: the CA bundle and local address of the conversion webhook.
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("registering apiextensions.k8s.io kinds: %w", err)
 	}
 	return scheme, nil
 }

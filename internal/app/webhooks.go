@@ -18,6 +18,7 @@ import (
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	"github.com/kuota-dev/kuota/internal/certs"
+	"github.com/kuota-dev/kuota/internal/conversion"
 	"github.com/kuota-dev/kuota/internal/localwebhook"
 )
 
@@ -68,7 +69,8 @@ func newWebhookParts(opts Options) (*webhookParts, error) {
 		if err != nil {
 			return nil, err
 		}
-		parts.registrar = &localwebhook.Registrar{Definitions: defs, Port: so.Port, CABundle: bundle}
+		parts.registrar = &localwebhook.Registrar{Definitions: defs, Port: so.Port, CABundle: bundle,
+			ConversionPath: conversion.Path, ConvertedCRDs: certs.ConvertedCRDs}
 	case icm == nil || ptr.Deref(icm.Enable, true):
 		if icm == nil {
 			icm = &configapi.InternalCertManagement{}
@@ -106,9 +108,10 @@ func (p *webhookParts) attach(mgr ctrl.Manager, opts Options) error {
 			return fmt.Errorf("setting up webhooks (Options.Webhooks[%d]): %w", i, err)
 		}
 	}
-	// Adds the server to the manager even when no setup did (local mode
-	// with no webhook yet).
-	mgr.GetWebhookServer()
+	// The API server converts LocalQueues, ClusterQueues, Cohorts,
+	// Workloads and MultiKueueClusters between v1beta1 and v1beta2 here.
+	// This also adds the server to the manager when no setup did.
+	mgr.GetWebhookServer().Register(conversion.Path, conversion.Handler{})
 	if err := mgr.AddReadyzCheck("webhooks", p.server.StartedChecker()); err != nil {
 		return fmt.Errorf("adding webhook readiness check: %w", err)
 	}

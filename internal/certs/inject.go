@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,18 +24,28 @@ const FieldOwner = "kuota-cert-rotator"
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=kueue-mutating-webhook-configuration,verbs=get;update
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=kueue-validating-webhook-configuration,verbs=get;update
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=clusterqueues.kueue.x-k8s.io;localqueues.kueue.x-k8s.io;cohorts.kueue.x-k8s.io;workloads.kueue.x-k8s.io;multikueueclusters.kueue.x-k8s.io,verbs=get;update
 
 // WebhookConfigurations names the webhook configurations whose every
-// webhook gets the CA bundle.
+// webhook gets the CA bundle, and the CRDs whose conversion webhook does.
 type WebhookConfigurations struct {
 	Mutating, Validating []string
+	// CRDs are names of CustomResourceDefinitions; only a conversion
+	// webhook given by clientConfig gets the bundle.
+	CRDs []string
 }
 
-// DefaultWebhookConfigurations are the bundle's two configurations.
+// ConvertedCRDs are the CRDs the manager's conversion webhook serves.
+var ConvertedCRDs = []string{"clusterqueues.kueue.x-k8s.io", "localqueues.kueue.x-k8s.io",
+	"cohorts.kueue.x-k8s.io", "workloads.kueue.x-k8s.io", "multikueueclusters.kueue.x-k8s.io"}
+
+// DefaultWebhookConfigurations are the bundle's two configurations and its
+// converted CRDs.
 func DefaultWebhookConfigurations() WebhookConfigurations {
 	return WebhookConfigurations{
 		Mutating:   []string{MutatingWebhookConfigurationName},
 		Validating: []string{ValidatingWebhookConfigurationName},
+		CRDs:       ConvertedCRDs,
 	}
 }
 
@@ -67,6 +78,22 @@ func InjectCABundle(ctx context.Context, r client.Reader, w client.Writer, names
 			return err
 		}
 	}
+	for _, name := range names.CRDs {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := inject(ctx, r, w, name, crd, func() bool {
+			c := crd.Spec.Conversion
+			if c == nil || c.Strategy != apiextensionsv1.WebhookConverter || c.Webhook == nil || c.Webhook.ClientConfig == nil {
+				return false
+			}
+			if bytes.Equal(c.Webhook.ClientConfig.CABundle, bundle) {
+				return false
+			}
+			c.Webhook.ClientConfig.CABundle = bytes.Clone(bundle)
+			return true
+		}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -77,13 +104,13 @@ func inject(ctx context.Context, r client.Reader, w client.Writer, name string, 
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("reading webhook configuration %s: %w", name, err)
+		return fmt.Errorf("reading %s: %w", name, err)
 	}
 	if !obj.GetDeletionTimestamp().IsZero() || !set() {
 		return nil
 	}
 	if err := w.Update(ctx, obj, client.FieldOwner(FieldOwner)); err != nil {
-		return fmt.Errorf("injecting the CA bundle into webhook configuration %s: %w", name, err)
+		return fmt.Errorf("injecting the CA bundle into %s: %w", name, err)
 	}
 	return nil
 }

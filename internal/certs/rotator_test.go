@@ -10,6 +10,8 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
@@ -50,7 +52,14 @@ func newRotator(t *testing.T, c client.Client, clk *clock) *Rotator {
 }
 
 func newFakeClient(objs ...client.Object) client.Client {
-	return fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(objs...).Build()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
 }
 
 // bundles returns the caBundle of every webhook of both configurations.
@@ -269,5 +278,35 @@ func TestInjectCABundleLeavesOtherFieldsAlone(t *testing.T) {
 			*w.ClientConfig.Service.Path != "/"+w.Name {
 			t.Errorf("webhook %s: client config %+v", w.Name, w.ClientConfig)
 		}
+	}
+}
+
+// The conversion webhook of a converted CRD gets the bundle; a CRD the API
+// server converts itself is left alone.
+func TestInjectCABundleIntoConversionWebhooks(t *testing.T) {
+	converted := &apiextensionsv1.CustomResourceDefinition{}
+	converted.Name = "workloads.kueue.x-k8s.io"
+	converted.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter,
+		Webhook: &apiextensionsv1.WebhookConversion{ConversionReviewVersions: []string{"v1"}, ClientConfig: &apiextensionsv1.WebhookClientConfig{
+			Service: &apiextensionsv1.ServiceReference{Namespace: "kueue-system", Name: "kueue-webhook-service", Path: ptr.To("/convert")}}}}
+	plain := &apiextensionsv1.CustomResourceDefinition{}
+	plain.Name = "cohorts.kueue.x-k8s.io"
+	plain.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+	c := newFakeClient(converted, plain)
+	if err := InjectCABundle(context.Background(), c, c, DefaultWebhookConfigurations(), []byte("bundle")); err != nil {
+		t.Fatal(err)
+	}
+	got := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Get(context.Background(), types.NamespacedName{Name: converted.Name}, got); err != nil {
+		t.Fatal(err)
+	}
+	if cc := got.Spec.Conversion.Webhook.ClientConfig; string(cc.CABundle) != "bundle" || cc.Service.Path == nil || *cc.Service.Path != "/convert" {
+		t.Errorf("conversion client config = %+v, want the bundle and the service kept", cc)
+	}
+	if err := c.Get(context.Background(), types.NamespacedName{Name: plain.Name}, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.Conversion.Webhook != nil {
+		t.Errorf("a CRD without a conversion webhook got one: %+v", got.Spec.Conversion)
 	}
 }

@@ -56,6 +56,10 @@ type Registrar struct {
 	// without one are left out (a disabled integration, or a setup not
 	// wired yet), since the API server would get 404s. Nil means all.
 	Served func(path string) bool
+	// ConversionPath is where the server converts between API versions,
+	// and ConvertedCRDs the CRDs whose conversion is pointed there.
+	ConversionPath string
+	ConvertedCRDs  []string
 
 	registered atomic.Bool
 }
@@ -80,22 +84,22 @@ func (r *Registrar) Start(ctx context.Context) error {
 		return nil // stopped before the server came up
 	}
 	delay := 200 * time.Millisecond
-	for {
+	for ctx.Err() == nil {
 		err := r.register(ctx)
 		if err == nil {
+			r.registered.Store(true)
+			log.Info("Registered webhook configurations", "url", r.baseURL())
 			break
 		}
 		log.Error(err, "Registering local webhook configurations; retrying", "after", delay)
 		select {
 		case <-ctx.Done():
-			return nil
 		case <-time.After(delay):
 		}
 		delay = min(2*delay, 10*time.Second)
 	}
-	r.registered.Store(true)
-	log.Info("Registered webhook configurations", "url", r.baseURL())
 	<-ctx.Done()
+	// Also after a registration cut short: some configurations may be in.
 	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := r.unregister(cleanup); err != nil {
@@ -144,7 +148,7 @@ func (r *Registrar) register(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return r.registerConversion(ctx)
 }
 
 // put creates want, or updates the existing object cur to want's webhooks

@@ -62,13 +62,20 @@ func subtractAllowed(crd string, rep Report, allow []allowedDiff) (Report, int) 
 	return out, removed
 }
 
-// loadPair loads Kueue's reference snapshot and ours for plural.
+// loadPair loads Kueue's reference snapshot and ours for plural, of the
+// version under test.
 func loadPair(refDir, ourDir, plural string) (ref, ours *Snapshot, err error) {
+	return loadVersionPair(refDir, ourDir, plural, Version)
+}
+
+// loadVersionPair loads Kueue's reference snapshot and ours for plural, of
+// one version.
+func loadVersionPair(refDir, ourDir, plural, version string) (ref, ours *Snapshot, err error) {
 	refCRD, err := cachedCRD(filepath.Join(refDir, CRDFileName(plural)))
 	if err != nil {
 		return nil, nil, fmt.Errorf("reference: %w", err)
 	}
-	if ref, err = Flatten(refCRD, Version); err != nil {
+	if ref, err = Flatten(refCRD, version); err != nil {
 		return nil, nil, fmt.Errorf("reference: %w", err)
 	}
 	ourFile := filepath.Join(ourDir, CRDFileName(plural))
@@ -79,7 +86,7 @@ func loadPair(refDir, ourDir, plural string) (ref, ours *Snapshot, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("ours: %w", err)
 	}
-	if ours, err = Flatten(ourCRD, Version); err != nil {
+	if ours, err = Flatten(ourCRD, version); err != nil {
 		return nil, nil, fmt.Errorf("ours: %w", err)
 	}
 	return ref, ours, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +41,8 @@ type harness struct {
 	stopPod    context.CancelFunc
 	// jobSet is JobSet's controller, when its binary is built.
 	jobSet jobSetController
+	// healthPort serves the manager's /readyz.
+	healthPort int
 }
 
 // Node groups of the e2e cluster: two pools with different labels.
@@ -121,6 +124,7 @@ func setUp(ctx context.Context, toolsBin, tmp string) (*harness, error) {
 // startManager runs kuota-manager with its webhooks served locally.
 func (h *harness) startManager(bin, kubeconfig string) error {
 	config := filepath.Join(h.tmp, "config.yaml")
+	h.healthPort = freePort()
 	body := fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
 leaderElection:
@@ -149,7 +153,7 @@ resources:
     multiplyBy: nvidia.com/gpu
     outputs:
       nvidia.com/total-gpumem: "1"
-`, freePort(), freePort(), filepath.Join(h.tmp, "certs"), freePort(), h.jobSet.framework())
+`, h.healthPort, freePort(), filepath.Join(h.tmp, "certs"), freePort(), h.jobSet.framework())
 	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
 		return err
 	}
@@ -185,12 +189,34 @@ func (h *harness) waitWebhooks(ctx context.Context) error {
 		}
 		j := probe.DeepCopy()
 		last = h.client.Create(ctx, j, client.DryRunAll)
-		if last == nil && ptr.Deref(j.Spec.Suspend, false) {
+		if last == nil && !ptr.Deref(j.Spec.Suspend, false) {
+			last = fmt.Errorf("the dry-run Job was not suspended")
+		}
+		// Ready also means the API server converts v1beta1 through the
+		// manager (registered after the admission webhooks).
+		if last == nil {
+			last = h.ready()
+		}
+		if last == nil {
 			return nil
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	return fmt.Errorf("the manager's webhooks did not start working: %v", last)
+}
+
+// ready asks the manager's /readyz.
+func (h *harness) ready() error {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", h.healthPort))
+	if err != nil {
+		return err
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("manager not ready: %s", body)
+	}
+	return nil
 }
 
 func (h *harness) tearDown() {

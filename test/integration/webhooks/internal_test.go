@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/client-go/util/retry"
 	"net"
 	"net/http"
 	"os"
@@ -76,6 +78,7 @@ func TestInternalCertManagement(t *testing.T) {
 	ctx := context.Background()
 	ensureNamespace(t, configapi.DefaultNamespace)
 	installedConfigurations(t)
+	convertViaService(t, "cohorts.kueue.x-k8s.io")
 	cfg := testConfig(t)
 	var calls atomic.Int32
 	startManager(t, app.Options{Config: cfg, Webhooks: []func(ctrl.Manager) error{testWebhooks(&calls)}})
@@ -90,6 +93,16 @@ func TestInternalCertManagement(t *testing.T) {
 	eventually(t, 30*time.Second, "certificate Secret created", func() error { return env.Client.Get(ctx, secretKey, secret) })
 	ca := secret.Data[certs.CACertKey]
 	eventually(t, 30*time.Second, "CA injected into every webhook", func() error { return injected(ctx, ca) })
+	eventually(t, 30*time.Second, "CA injected into the conversion webhook of a CRD", func() error {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := env.Client.Get(ctx, types.NamespacedName{Name: "cohorts.kueue.x-k8s.io"}, crd); err != nil {
+			return err
+		}
+		if !bytes.Equal(crd.Spec.Conversion.Webhook.ClientConfig.CABundle, ca) {
+			return errors.New("no CA bundle yet")
+		}
+		return nil
+	})
 	onDisk, err := os.ReadFile(filepath.Join(cfg.Webhook.CertDir, certs.CertKey))
 	if err != nil || !bytes.Equal(onDisk, secret.Data[certs.CertKey]) {
 		t.Errorf("certDir's tls.crt differs from the Secret's (err %v)", err)
@@ -128,6 +141,41 @@ func TestInternalCertManagement(t *testing.T) {
 	if secret.ResourceVersion != rv {
 		t.Error("the second replica rewrote a valid Secret")
 	}
+}
+
+// convertViaService gives the CRD the install bundle's conversion stanza,
+// which calls the manager through its Service (unreachable here; only the
+// CA injection is checked), and restores it at the end of the test.
+func convertViaService(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	var before *apiextensionsv1.CustomResourceConversion
+	set := func(c func(*apiextensionsv1.CustomResourceConversion) *apiextensionsv1.CustomResourceConversion) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := env.Client.Get(ctx, types.NamespacedName{Name: name}, crd); err != nil {
+				return err
+			}
+			crd.Spec.Conversion = c(crd.Spec.Conversion)
+			return env.Client.Update(ctx, crd)
+		})
+	}
+	if err := set(func(cur *apiextensionsv1.CustomResourceConversion) *apiextensionsv1.CustomResourceConversion {
+		before = cur
+		return &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter, Webhook: &apiextensionsv1.WebhookConversion{
+			ConversionReviewVersions: []string{"v1"},
+			ClientConfig: &apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
+				Namespace: configapi.DefaultNamespace, Name: configapi.DefaultWebhookServiceName, Path: ptr.To("/convert")}}}}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := set(func(*apiextensionsv1.CustomResourceConversion) *apiextensionsv1.CustomResourceConversion {
+			return before
+		}); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // injected checks that every webhook of both configurations trusts ca.
