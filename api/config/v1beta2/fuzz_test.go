@@ -23,6 +23,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("null"))
 	f.Add([]byte("[1, 2]"))
 	f.Add([]byte(`{"apiVersion":"config.kueue.x-k8s.io/v1beta2","kind":"Configuration","webhook":{"port":1}}`))
+	f.Add([]byte(`{"apiVersion":"config.kueue.x-k8s.io/v1beta1","kind":"Configuration","waitForPodsReady":{"enable":true},` +
+		`"fairSharing":{"enable":true},"controller":{"cacheSyncTimeout":1000},"integrations":{"podOptions":{}},"queueVisibility":{}}`))
 	for _, tc := range invalidYAML {
 		f.Add([]byte(header + tc.body))
 	}

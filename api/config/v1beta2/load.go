@@ -48,7 +48,8 @@ func Decode(data []byte) (*Configuration, error) {
 
 // DecodeStrict parses a YAML or JSON configuration without defaulting or
 // validating it. It fails on empty input, on an apiVersion or kind other
-// than config.kueue.x-k8s.io/v1beta2 Configuration, on unknown fields and on
+// than config.kueue.x-k8s.io/v1beta2 (or v1beta1, converted first)
+// Configuration, on unknown fields and on
 // fields given twice. Field names are matched case-sensitively.
 func DecodeStrict(data []byte) (*Configuration, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
@@ -61,8 +62,14 @@ func DecodeStrict(data []byte) (*Configuration, error) {
 	if bytes.Equal(bytes.TrimSpace(jsonData), []byte("null")) {
 		return nil, ErrEmptyConfiguration
 	}
-	if err := checkTypeMeta(jsonData); err != nil {
+	version, err := checkTypeMeta(jsonData)
+	if err != nil {
 		return nil, err
+	}
+	if version == V1beta1 {
+		if jsonData, err = upgradeV1beta1(jsonData); err != nil {
+			return nil, err
+		}
 	}
 	cfg := &Configuration{}
 	strictErrs, err := kjson.UnmarshalStrict(jsonData, cfg)
@@ -78,22 +85,23 @@ func DecodeStrict(data []byte) (*Configuration, error) {
 	return cfg, nil
 }
 
-// checkTypeMeta makes sure the document declares this package's kind.
-func checkTypeMeta(jsonData []byte) error {
+// checkTypeMeta makes sure the document declares this package's kind, in
+// v1beta2 or v1beta1, and returns its apiVersion.
+func checkTypeMeta(jsonData []byte) (string, error) {
 	var tm metav1.TypeMeta
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(jsonData, &tm); err != nil {
-		return fmt.Errorf("decoding configuration: the document must be an object with apiVersion and kind: %w", err)
+		return "", fmt.Errorf("decoding configuration: the document must be an object with apiVersion and kind: %w", err)
 	}
 	want := GroupVersion.String()
 	switch {
 	case tm.APIVersion == "":
-		return fmt.Errorf("apiVersion is missing: want %q", want)
-	case tm.APIVersion != want:
-		return fmt.Errorf("unsupported apiVersion %q: want %q", tm.APIVersion, want)
+		return "", fmt.Errorf("apiVersion is missing: want %q", want)
+	case tm.APIVersion != want && tm.APIVersion != V1beta1:
+		return "", fmt.Errorf("unsupported apiVersion %q: want %q (or %q)", tm.APIVersion, want, V1beta1)
 	case tm.Kind == "":
-		return fmt.Errorf("kind is missing: want %q", Kind)
+		return "", fmt.Errorf("kind is missing: want %q", Kind)
 	case tm.Kind != Kind:
-		return fmt.Errorf("unsupported kind %q: want %q", tm.Kind, Kind)
+		return "", fmt.Errorf("unsupported kind %q: want %q", tm.Kind, Kind)
 	}
-	return nil
+	return tm.APIVersion, nil
 }

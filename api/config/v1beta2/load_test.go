@@ -128,9 +128,9 @@ func loadErrorCases(t *testing.T, dir string) map[string]loadErrorCase {
 			path:    write("noversion.yaml", "kind: Configuration\n"),
 			wantMsg: []string{"apiVersion is missing"},
 		},
-		"v1beta1 file": {
-			path:    write("v1beta1.yaml", "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"),
-			wantMsg: []string{`unsupported apiVersion "config.kueue.x-k8s.io/v1beta1"`},
+		"v1alpha1 file": {
+			path:    write("v1alpha1.yaml", "apiVersion: config.kueue.x-k8s.io/v1alpha1\nkind: Configuration\n"),
+			wantMsg: []string{`unsupported apiVersion "config.kueue.x-k8s.io/v1alpha1"`},
 		},
 		"wrong kind": {
 			path:    write("kind.yaml", "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n"),
