@@ -131,13 +131,37 @@ func TestRayJobRunAndRestore(t *testing.T) {
 		return []*corev1.PodTemplateSpec{&s.HeadGroupSpec.Template, &s.WorkerGroupSpecs[0].Template, &s.WorkerGroupSpecs[1].Template, j.Spec.SubmitterPodTemplate}
 	}, "head", "small", "tpu", "submitter")
 
-	// The operator's default submitter is not written into the RayJob.
+	// Without a submitter template, the operator's default is written into
+	// the RayJob with the admission, so that the submitter pod runs on its
+	// flavor's nodes; its PodSet stays the same.
 	plain := newRayJob()
+	before, err := NewRayJob(plain.DeepCopy()).PodSets()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := NewRayJob(plain).RunWithPodSetsInfo(admitted("head", "small", "tpu", "submitter")); err != nil {
 		t.Fatal(err)
 	}
-	if plain.Spec.SubmitterPodTemplate != nil {
-		t.Error("an admission set spec.submitterPodTemplate")
+	got := plain.Spec.SubmitterPodTemplate
+	if got == nil || got.Spec.NodeSelector["pool"] != "submitter" || len(got.Spec.Tolerations) != 1 ||
+		got.Spec.Containers[0].Resources.Requests.Cpu().String() != "500m" {
+		t.Fatalf("submitter template after admission = %+v, want the operator's default with the submitter's admission", got)
+	}
+	var restoreInfos []jobframework.PodSetInfo
+	for _, ps := range before {
+		restoreInfos = append(restoreInfos, jobframework.PodSetInfo{Name: ps.Name, Count: ps.Count,
+			NodeSelector: ps.Template.Spec.NodeSelector, Tolerations: ps.Template.Spec.Tolerations,
+			Labels: ps.Template.Labels, Annotations: ps.Template.Annotations})
+	}
+	if !NewRayJob(plain).RestorePodSetsInfo(restoreInfos) {
+		t.Error("restoring reported no change")
+	}
+	after, err := NewRayJob(plain).PodSets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(before[3].Template.Spec, after[3].Template.Spec) {
+		t.Errorf("the submitter PodSet changed:\n%+v\n%+v", before[3].Template.Spec, after[3].Template.Spec)
 	}
 
 	// An admission that does not match the PodSets is refused, unapplied.

@@ -111,8 +111,10 @@ func (j *RayJob) PodSets() ([]kueue.PodSet, error) {
 // RunWithPodSetsInfo puts the admission into the head's, the worker
 // groups' and the submitter's pod templates and lifts spec.suspend. The
 // submitter's admission reaches its pod only through
-// spec.submitterPodTemplate; a job without one gets the operator's
-// default submitter pod, which Kuota does not change.
+// spec.submitterPodTemplate: a job without one gets the operator's default
+// submitter written there, with the admission (its flavor's node selector
+// and tolerations), as Kueue does. Otherwise the operator's default pod
+// would land on any node, outside the flavor its quota was counted in.
 func (j *RayJob) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
 	ts, err := j.templates()
 	if err != nil {
@@ -120,6 +122,9 @@ func (j *RayJob) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
 	}
 	if err := applyAdmission(ts, infos); err != nil {
 		return err
+	}
+	if j.submitterPod() && j.job.Spec.SubmitterPodTemplate == nil {
+		j.job.Spec.SubmitterPodTemplate = ts[len(ts)-1].template
 	}
 	j.job.Spec.Suspend = false
 	return nil
