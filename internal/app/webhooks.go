@@ -70,7 +70,7 @@ func newWebhookParts(opts Options) (*webhookParts, error) {
 			return nil, err
 		}
 		parts.registrar = &localwebhook.Registrar{Definitions: defs, Port: so.Port, CABundle: bundle,
-			ConversionPath: conversion.Path, ConvertedCRDs: certs.ConvertedCRDs}
+			ConversionPath: conversion.Path, ConvertedCRDs: conversion.CRDNames()}
 	case icm == nil || ptr.Deref(icm.Enable, true):
 		if icm == nil {
 			icm = &configapi.InternalCertManagement{}
@@ -81,7 +81,7 @@ func newWebhookParts(opts Options) (*webhookParts, error) {
 			Secret:   types.NamespacedName{Namespace: ns, Name: ptr.Deref(icm.WebhookSecretName, configapi.DefaultWebhookSecretName)},
 			CertDir:  so.CertDir,
 			Spec:     certs.Spec{Hosts: []string{certs.ServiceHost(service, ns)}},
-			Webhooks: certs.DefaultWebhookConfigurations(),
+			Webhooks: certs.DefaultWebhookConfigurations(conversion.CRDNames()...),
 		}
 		ready := parts.rotator.Ready()
 		wait = func(ctx context.Context) error {

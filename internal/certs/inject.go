@@ -24,7 +24,6 @@ const FieldOwner = "kuota-cert-rotator"
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=kueue-mutating-webhook-configuration,verbs=get;update
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=kueue-validating-webhook-configuration,verbs=get;update
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=clusterqueues.kueue.x-k8s.io;localqueues.kueue.x-k8s.io;cohorts.kueue.x-k8s.io;workloads.kueue.x-k8s.io;multikueueclusters.kueue.x-k8s.io,verbs=get;update
 
 // WebhookConfigurations names the webhook configurations whose every
 // webhook gets the CA bundle, and the CRDs whose conversion webhook does.
@@ -35,17 +34,13 @@ type WebhookConfigurations struct {
 	CRDs []string
 }
 
-// ConvertedCRDs are the CRDs the manager's conversion webhook serves.
-var ConvertedCRDs = []string{"clusterqueues.kueue.x-k8s.io", "localqueues.kueue.x-k8s.io",
-	"cohorts.kueue.x-k8s.io", "workloads.kueue.x-k8s.io", "multikueueclusters.kueue.x-k8s.io"}
-
-// DefaultWebhookConfigurations are the bundle's two configurations and its
-// converted CRDs.
-func DefaultWebhookConfigurations() WebhookConfigurations {
+// DefaultWebhookConfigurations are the bundle's two configurations and the
+// given CRDs (those the manager converts).
+func DefaultWebhookConfigurations(crds ...string) WebhookConfigurations {
 	return WebhookConfigurations{
 		Mutating:   []string{MutatingWebhookConfigurationName},
 		Validating: []string{ValidatingWebhookConfigurationName},
-		CRDs:       ConvertedCRDs,
+		CRDs:       crds,
 	}
 }
 

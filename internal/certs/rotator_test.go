@@ -48,7 +48,7 @@ func (c *clock) Now() time.Time { return c.now }
 
 func newRotator(t *testing.T, c client.Client, clk *clock) *Rotator {
 	return &Rotator{Reader: c, Writer: c, Secret: secretKey, CertDir: filepath.Join(t.TempDir(), "certs"),
-		Spec: testSpec, Webhooks: DefaultWebhookConfigurations(), Now: clk.Now}
+		Spec: testSpec, Webhooks: DefaultWebhookConfigurations("workloads.kueue.x-k8s.io", "cohorts.kueue.x-k8s.io"), Now: clk.Now}
 }
 
 func newFakeClient(objs ...client.Object) client.Client {
@@ -266,7 +266,7 @@ func TestRotatorWithoutWebhookConfigurations(t *testing.T) {
 func TestInjectCABundleLeavesOtherFieldsAlone(t *testing.T) {
 	objs := webhookConfigs()
 	c := newFakeClient(objs...)
-	if err := InjectCABundle(context.Background(), c, c, DefaultWebhookConfigurations(), []byte("bundle")); err != nil {
+	if err := InjectCABundle(context.Background(), c, c, DefaultWebhookConfigurations("workloads.kueue.x-k8s.io", "cohorts.kueue.x-k8s.io"), []byte("bundle")); err != nil {
 		t.Fatal(err)
 	}
 	v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
@@ -293,7 +293,7 @@ func TestInjectCABundleIntoConversionWebhooks(t *testing.T) {
 	plain.Name = "cohorts.kueue.x-k8s.io"
 	plain.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
 	c := newFakeClient(converted, plain)
-	if err := InjectCABundle(context.Background(), c, c, DefaultWebhookConfigurations(), []byte("bundle")); err != nil {
+	if err := InjectCABundle(context.Background(), c, c, DefaultWebhookConfigurations("workloads.kueue.x-k8s.io", "cohorts.kueue.x-k8s.io"), []byte("bundle")); err != nil {
 		t.Fatal(err)
 	}
 	got := &apiextensionsv1.CustomResourceDefinition{}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -141,6 +142,20 @@ func TestConvertErrorsNameTheObjectAndField(t *testing.T) {
 				t.Errorf("error = %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// Every converted kind has its converters and its CRD.
+func TestConvertedKinds(t *testing.T) {
+	for plural, kind := range Kinds {
+		if c, ok := converters[kind]; !ok || c.up == nil || c.down == nil {
+			t.Errorf("kind %s (%s) has no converters", kind, plural)
+		}
+	}
+	want := []string{"clusterqueues.kueue.x-k8s.io", "cohorts.kueue.x-k8s.io", "localqueues.kueue.x-k8s.io",
+		"multikueueclusters.kueue.x-k8s.io", "workloads.kueue.x-k8s.io"}
+	if got := CRDNames(); !slices.Equal(got, want) {
+		t.Errorf("CRDNames() = %v, want %v", got, want)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,10 @@ import (
 // Path is where the manager serves the conversion webhook.
 const Path = "/convert"
 
+// The manager may update the CRDs of Kinds: their conversion's CA bundle
+// or, in local mode, its address.
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=clusterqueues.kueue.x-k8s.io;localqueues.kueue.x-k8s.io;cohorts.kueue.x-k8s.io;workloads.kueue.x-k8s.io;multikueueclusters.kueue.x-k8s.io,verbs=get;update
+
 // Kinds are the kinds converted by webhook, by their CRD's plural.
 var Kinds = map[string]string{
 	"clusterqueues":      "ClusterQueue",
@@ -28,6 +33,16 @@ var Kinds = map[string]string{
 	"cohorts":            "Cohort",
 	"workloads":          "Workload",
 	"multikueueclusters": "MultiKueueCluster",
+}
+
+// CRDNames are the names of the CRDs of Kinds, sorted.
+func CRDNames() []string {
+	out := make([]string, 0, len(Kinds))
+	for plural := range Kinds {
+		out = append(out, plural+"."+v1beta2.GroupVersion.Group)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // maxReviewBytes bounds a request body; the API server sends at most a

@@ -104,31 +104,26 @@ func roundTrip(t *testing.T, seed int64, obj runtime.Object, back runtime.Object
 // unchanged must reach storage unchanged, every v1beta2-only field
 // included.
 func TestRoundTripKeepsEverything(t *testing.T) {
+	kinds := []struct {
+		kind   string
+		newObj func() runtime.Object
+	}{
+		{"ClusterQueue", func() runtime.Object { return &v1beta2.ClusterQueue{} }},
+		{"LocalQueue", func() runtime.Object { return &v1beta2.LocalQueue{} }},
+		{"Cohort", func() runtime.Object { return &v1beta2.Cohort{} }},
+		{"MultiKueueCluster", func() runtime.Object { return &v1beta2.MultiKueueCluster{} }},
+		{"Workload", func() runtime.Object { return &v1beta2.Workload{} }},
+	}
+	if len(kinds) != len(Kinds) {
+		t.Fatalf("%d kinds round-tripped here, %d converted", len(kinds), len(Kinds))
+	}
 	for seed := range int64(300) {
 		f := filler(seed)
-		cq := &v1beta2.ClusterQueue{}
-		f.Fill(cq)
-		cq.TypeMeta = typeMeta("kueue.x-k8s.io/v1beta2", "ClusterQueue")
-		roundTrip(t, seed, cq, &v1beta2.ClusterQueue{})
-
-		lq := &v1beta2.LocalQueue{}
-		f.Fill(lq)
-		lq.TypeMeta = typeMeta("kueue.x-k8s.io/v1beta2", "LocalQueue")
-		roundTrip(t, seed, lq, &v1beta2.LocalQueue{})
-
-		co := &v1beta2.Cohort{}
-		f.Fill(co)
-		co.TypeMeta = typeMeta("kueue.x-k8s.io/v1beta2", "Cohort")
-		roundTrip(t, seed, co, &v1beta2.Cohort{})
-
-		mkc := &v1beta2.MultiKueueCluster{}
-		f.Fill(mkc)
-		mkc.TypeMeta = typeMeta("kueue.x-k8s.io/v1beta2", "MultiKueueCluster")
-		roundTrip(t, seed, mkc, &v1beta2.MultiKueueCluster{})
-
-		wl := &v1beta2.Workload{}
-		f.Fill(wl)
-		wl.TypeMeta = typeMeta("kueue.x-k8s.io/v1beta2", "Workload")
-		roundTrip(t, seed, wl, &v1beta2.Workload{})
+		for _, k := range kinds {
+			obj := k.newObj()
+			f.Fill(obj)
+			obj.GetObjectKind().SetGroupVersionKind(v1beta2.GroupVersion.WithKind(k.kind))
+			roundTrip(t, seed, obj, k.newObj())
+		}
 	}
 }

@@ -33,12 +33,14 @@ type harness struct {
 	tmp     string
 	// kubeconfig reaches the cluster (for the command-line tools).
 	kubeconfig string
-	client     client.Client
-	cs         kubernetes.Interface
-	manager    *exec.Cmd
-	done       chan error
-	pods       *podWatcher
-	stopPod    context.CancelFunc
+	// kubectl is the kubectl binary built for the cluster.
+	kubectl string
+	client  client.Client
+	cs      kubernetes.Interface
+	manager *exec.Cmd
+	done    chan error
+	pods    *podWatcher
+	stopPod context.CancelFunc
 	// jobSet is JobSet's controller, when its binary is built.
 	jobSet jobSetController
 	// healthPort serves the manager's /readyz.
@@ -97,6 +99,7 @@ func setUp(ctx context.Context, toolsBin, tmp string) (*harness, error) {
 	if err != nil {
 		return h, err
 	}
+	h.kubectl = tools.Kubectl
 	apply := exec.CommandContext(ctx, tools.Kubectl, "--kubeconfig", res.Kubeconfig, "apply", "--server-side",
 		"-f", filepath.Join(root, "config", "crd", "bases"))
 	if out, err := apply.CombinedOutput(); err != nil {

@@ -8,9 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/kuota-dev/kuota/internal/devcluster"
-	"github.com/kuota-dev/kuota/internal/paths"
 )
 
 // v1beta1Setup is a queue setup written for kueue.x-k8s.io/v1beta1, the
@@ -88,7 +85,7 @@ func kubectl(t *testing.T, manifest string, args ...string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := kubectlTries(ctx, kubectlPath(t), suite.kubeconfig, args...)
+	out, err := kubectlTries(ctx, suite.kubectl, suite.kubeconfig, args...)
 	if err != nil {
 		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -110,9 +107,9 @@ func TestV1beta1ManifestsWork(t *testing.T) {
 	ns := namespace(t)
 	manifest := strings.ReplaceAll(v1beta1Setup, "NS", ns)
 	kubectl(t, manifest, "apply", "--server-side")
-	file, bin := writeTemp(t, manifest), kubectlPath(t)
+	file := writeTemp(t, manifest)
 	t.Cleanup(func() {
-		_, _ = kubectlTries(context.Background(), bin, suite.kubeconfig, "delete", "--wait=false", "-f", file)
+		_, _ = kubectlTries(context.Background(), suite.kubectl, suite.kubeconfig, "delete", "--wait=false", "-f", file)
 	})
 
 	eventually(t, time.Minute, "the v1beta1 Workload admitted in its ClusterQueue", func() error {
@@ -136,19 +133,6 @@ func TestV1beta1ManifestsWork(t *testing.T) {
 	// Applying the same v1beta1 manifests again changes nothing and fails
 	// nothing (server-side apply through the conversion).
 	kubectl(t, manifest, "apply", "--server-side")
-}
-
-func kubectlPath(t *testing.T) string {
-	t.Helper()
-	bin, err := paths.ToolsBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools, err := devcluster.LocateTools(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tools.Kubectl
 }
 
 func writeTemp(t *testing.T, content string) string {

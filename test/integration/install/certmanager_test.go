@@ -18,6 +18,7 @@ import (
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	"github.com/kuota-dev/kuota/internal/certs"
+	"github.com/kuota-dev/kuota/internal/conversion"
 )
 
 // documents splits a multi-document YAML into objects.
@@ -91,6 +92,13 @@ func TestCertManagerVariant(t *testing.T) {
 		wc := find(objs, kind, name)
 		if wc == nil || wc.GetAnnotations()["cert-manager.io/inject-ca-from"] != namespace+"/"+cert.GetName() {
 			t.Errorf("%s %s lacks the CA injection annotation for the Certificate", kind, name)
+		}
+	}
+
+	for _, name := range conversion.CRDNames() {
+		crd := find(objs, "CustomResourceDefinition", name)
+		if crd == nil || crd.GetAnnotations()["cert-manager.io/inject-ca-from"] != namespace+"/"+cert.GetName() {
+			t.Errorf("CRD %s lacks the CA injection annotation for its conversion webhook", name)
 		}
 	}
 

@@ -24,6 +24,7 @@ import (
 
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	"github.com/kuota-dev/kuota/internal/certs"
+	"github.com/kuota-dev/kuota/internal/conversion"
 )
 
 const (
@@ -66,6 +67,7 @@ func TestBundleInstallsWithOneApply(t *testing.T) {
 			waitFor(t, func() bool {
 				return kubeClient.Get(ctx, types.NamespacedName{Name: plural + "." + group}, crd) == nil && established(crd)
 			}, "CRD "+plural+"."+group+" established (listed in config/crd/kustomization.yaml?)")
+			checkConversion(t, crd)
 		}
 	})
 
@@ -73,6 +75,28 @@ func TestBundleInstallsWithOneApply(t *testing.T) {
 	t.Run("webhooks", func(t *testing.T) { checkWebhooks(t) })
 	t.Run("RBAC", func(t *testing.T) { checkRBAC(t) })
 	t.Run("metrics reader", func(t *testing.T) { checkMetricsReader(t) })
+}
+
+// checkConversion: the CRDs the manager converts call its webhook Service
+// at /convert; the others are converted by the API server.
+func checkConversion(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	c := crd.Spec.Conversion
+	if !slices.Contains(conversion.CRDNames(), crd.Name) {
+		if c != nil && c.Strategy != apiextensionsv1.NoneConverter {
+			t.Errorf("CRD %s: conversion %+v, want the API server's (None)", crd.Name, c)
+		}
+		return
+	}
+	if c == nil || c.Strategy != apiextensionsv1.WebhookConverter || c.Webhook == nil || c.Webhook.ClientConfig == nil ||
+		c.Webhook.ClientConfig.Service == nil || !slices.Equal(c.Webhook.ConversionReviewVersions, []string{"v1"}) {
+		t.Fatalf("CRD %s: conversion %+v, want the manager's webhook", crd.Name, c)
+	}
+	svc := c.Webhook.ClientConfig.Service
+	if svc.Namespace != namespace || svc.Name != "kueue-webhook-service" || ptr.Deref(svc.Path, "") != conversion.Path {
+		t.Errorf("CRD %s: conversion calls %s/%s%s, want %s/kueue-webhook-service%s", crd.Name, svc.Namespace, svc.Name,
+			ptr.Deref(svc.Path, ""), namespace, conversion.Path)
+	}
 }
 
 func established(crd *apiextensionsv1.CustomResourceDefinition) bool {

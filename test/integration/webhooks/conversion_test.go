@@ -17,7 +17,7 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/app"
-	"github.com/kuota-dev/kuota/internal/certs"
+	"github.com/kuota-dev/kuota/internal/conversion"
 	"github.com/kuota-dev/kuota/internal/tas"
 )
 
@@ -46,7 +46,7 @@ func TestV1beta1IsServedThroughTheConversionWebhook(t *testing.T) {
 	cfg := testConfig(t)
 	stop := startManager(t, app.Options{Config: cfg, LocalWebhooks: true, WebhookManifests: []byte(testManifests)})
 	eventually(t, 30*time.Second, "conversion registered on every converted CRD", func() error {
-		for _, name := range certs.ConvertedCRDs {
+		for _, name := range conversion.CRDNames() {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
 			if err := env.Client.Get(ctx, types.NamespacedName{Name: name}, crd); err != nil {
 				return err
