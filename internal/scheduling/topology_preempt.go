@@ -23,15 +23,17 @@ const maxMinimized = 16
 
 // preemptForTopology handles a head that fits by quota but not on the
 // nodes of its topology. It looks among the workloads that hold capacity
-// on the same TAS flavors and that its policies let it preempt: those of
-// other ClusterQueues of its cohort tree that borrow there, when
-// reclaimWithinCohort allows and the head stays within its own quota
-// (first), then those of its own ClusterQueue that withinClusterQueue
-// allows; lowest priority and most recently admitted first. It takes the
-// shortest run of them whose pods, gone, let it be placed; then gives back
-// those not needed. The victims are taken, the
-// quota held, and the head waits for them (or, when they all end soon, for
-// their ends: the same patience as for quota). Victims chosen in an
+// on the same TAS flavors and that its policies let it preempt: first
+// those of other ClusterQueues of its cohort tree, by the rules of quota
+// preemption (reclaimed when the head stays within its own quota; taken
+// while borrowing by borrowWithinCohort, or by fair sharing's strategies,
+// when it borrows), then those of its own ClusterQueue that
+// withinClusterQueue allows; lowest priority and most recently admitted
+// first. It takes the shortest run of them whose pods, gone, let it be
+// placed; then gives back those not needed, and refuses a set of which
+// one could come back and evict it in turn. The victims are taken, the
+// quota held, and the head waits for them (or, when they all end soon,
+// for their ends: the same patience as for quota). Victims chosen in an
 // earlier cycle and still being evicted are waited for, not added to. It
 // reports false when no set of victims helps; the caller then refuses the
 // head.
@@ -48,18 +50,13 @@ func (c *cycle) preemptForTopology(cur *cursor, w *workload.Info, asg flavors.As
 	finder := c.victimFinder()
 	targets := c.keptTopologyVictims(cur, w, finder)
 	if targets == nil {
-		cands := c.topologyCandidates(cur, w, &asg, used, finder)
+		p := c.topologyPreemptor(cur, w, &asg, used)
+		cands := c.topologyCandidates(cur, w, p, used, finder)
 		victims := c.fewestVictims(w, &asg, used, cands)
-		if victims == nil {
+		if victims == nil || !finder.NoWayBack(p, victims) {
 			return false
 		}
-		for _, a := range victims {
-			reason := kueue.InClusterQueueReason
-			if a.ClusterQueue != cur.name {
-				reason = kueue.InCohortReclamationReason
-			}
-			targets = append(targets, preemption.Target{Workload: a, Reason: reason})
-		}
+		targets = victims
 	}
 	finder.Take(targets)
 	c.addUsage(cur, asg.Usage)
@@ -81,11 +78,9 @@ func (c *cycle) preemptForTopology(cur *cursor, w *workload.Info, asg flavors.As
 	return true
 }
 
-// topologyCandidates lists the workloads topology preemption may take for
-// the head, in victim order: other ClusterQueues' reclaimable ones, then
-// its own queue's.
-func (c *cycle) topologyCandidates(cur *cursor, w *workload.Info, asg *flavors.Assignment, used []kueue.ResourceFlavorReference,
-	finder *preemption.Finder) []*state.Admitted {
+// topologyPreemptor describes the head for the victim finder: its quota,
+// contested on the TAS flavors it would use.
+func (c *cycle) topologyPreemptor(cur *cursor, w *workload.Info, asg *flavors.Assignment, used []kueue.ResourceFlavorReference) *preemption.Preemptor {
 	var contested []resources.FlavorResource
 	for fr := range asg.Usage {
 		if slices.Contains(used, fr.Flavor) {
@@ -95,31 +90,39 @@ func (c *cycle) topologyCandidates(cur *cursor, w *workload.Info, asg *flavors.A
 	slices.SortFunc(contested, func(a, b resources.FlavorResource) int {
 		return cmp.Or(cmp.Compare(a.Flavor, b.Flavor), cmp.Compare(a.Resource, b.Resource))
 	})
-	p := &preemption.Preemptor{Info: w, CQ: cur.cq, Node: c.future.ClusterQueue(cur.name), Usage: asg.Usage, Contested: contested}
-	var others []*state.Admitted
-	for _, a := range finder.ReclaimCandidates(p) {
-		if !a.Evicting && usesFlavors(a, used) {
-			others = append(others, a)
+	return &preemption.Preemptor{Info: w, CQ: cur.cq, Node: c.future.ClusterQueue(cur.name), Usage: asg.Usage, Contested: contested}
+}
+
+// topologyCandidates lists the workloads topology preemption may take for
+// the head, in victim order, with their reasons: other ClusterQueues'
+// (reclaimed, or taken while borrowing or by fair sharing: see
+// preemption.Finder.OtherQueueCandidates), then its own queue's.
+func (c *cycle) topologyCandidates(cur *cursor, w *workload.Info, p *preemption.Preemptor, used []kueue.ResourceFlavorReference,
+	finder *preemption.Finder) []preemption.Target {
+	var others []preemption.Target
+	for _, t := range finder.OtherQueueCandidates(p) {
+		if usesFlavors(t.Workload, used) {
+			others = append(others, t)
 		}
 	}
-	var own []*state.Admitted
+	var own []preemption.Target
 	if pol := cur.cq.Preemption.WithinClusterQueue; pol != kueue.PreemptionPolicyNever {
 		for _, a := range c.snap.TopologyUsers {
 			if a.ClusterQueue == cur.name && !a.Evicting && !finder.Taken(a.Key) && usesFlavors(a, used) &&
 				preemption.WithinAllows(pol, a, w) {
-				own = append(own, a)
+				own = append(own, preemption.Target{Workload: a, Reason: kueue.InClusterQueueReason})
 			}
 		}
 	}
-	sortVictims(others)
-	sortVictims(own)
+	sortVictims(own) // others keep the finder's order (see OtherQueueCandidates)
 	return append(others, own...)
 }
 
 // sortVictims orders candidates lowest priority first, then the most
 // recently admitted (it has lost least work).
-func sortVictims(cands []*state.Admitted) {
-	slices.SortFunc(cands, func(a, b *state.Admitted) int {
+func sortVictims(cands []preemption.Target) {
+	slices.SortStableFunc(cands, func(x, y preemption.Target) int {
+		a, b := x.Workload, y.Workload
 		if r := cmp.Compare(a.Priority, b.Priority); r != 0 {
 			return r
 		}
@@ -155,14 +158,14 @@ func (c *cycle) keptTopologyVictims(cur *cursor, w *workload.Info, finder *preem
 // see topologyCandidates) whose removal lets the workload be placed, less
 // those not needed; nil when removing them all does not help.
 func (c *cycle) fewestVictims(w *workload.Info, asg *flavors.Assignment, used []kueue.ResourceFlavorReference,
-	cands []*state.Admitted) []*state.Admitted {
+	cands []preemption.Target) []preemption.Target {
 	if len(cands) == 0 {
 		return nil
 	}
-	fits := func(victims []*state.Admitted) bool {
+	fits := func(victims []preemption.Target) bool {
 		without := make(map[types.NamespacedName]bool, len(victims))
-		for _, a := range victims {
-			without[a.Key] = true
+		for _, t := range victims {
+			without[t.Workload.Key] = true
 		}
 		trees := c.treesWithout(used, without)
 		_, _, ok := c.placeOn(w, asg.PodSets, func(f kueue.ResourceFlavorReference) *tas.Tree { return trees[f] })

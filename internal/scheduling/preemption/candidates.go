@@ -197,24 +197,6 @@ func compareFairCandidates(usage map[types.NamespacedName]float64, x, y candidat
 }
 
 // ReclaimCandidates lists, in victim order, the workloads of the other
-// ClusterQueues of the preemptor's cohort tree that reclaimWithinCohort
-// lets it take quota back from: their branch borrows in a contested pair,
-// and the preemptor, with its workload, stays within its own quota there.
-// Topology preemption uses it, for a workload that fits the quota but not
-// the nodes. p.Node must be the Finder's tree's node.
-func (f *Finder) ReclaimCandidates(p *Preemptor) []*state.Admitted {
-	if p.CQ.Preemption.ReclaimWithinCohort == kueue.PreemptionPolicyNever || p.Node.Root() == p.Node || !f.withinNominal(p) {
-		return nil
-	}
-	var out []*state.Admitted
-	for _, c := range f.otherCandidates(p, p.Node.Root()) {
-		if c.reclaim {
-			out = append(out, c.a)
-		}
-	}
-	return out
-}
-
 // WithinAllows reports whether withinClusterQueue lets preemptor evict a,
 // a workload of its own ClusterQueue.
 func WithinAllows(policy kueue.PreemptionPolicy, a *state.Admitted, preemptor *workload.Info) bool {

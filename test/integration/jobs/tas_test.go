@@ -17,19 +17,37 @@ import (
 
 const rackLabel = "example.com/topology-rack"
 
-// tasQueues creates a namespace, two racks (a, b) of two 4-CPU nodes
-// each, Ready and labelled pool=<ns>-tas, a Topology rack -> hostname, a
-// TAS flavor over those nodes, a ClusterQueue of 100 CPUs (far more than
-// the nodes hold: the topology, not the quota, limits admission) and
-// LocalQueue "lq".
+// tasQueues creates a namespace, the nodes, Topology and flavor of tasNodes,
+// a ClusterQueue of 100 CPUs (far more than the nodes hold: the topology,
+// not the quota, limits admission) and LocalQueue "lq".
 func tasQueues(t *testing.T, preemption *kueue.ClusterQueuePreemption) (ns string, hosts map[string]string) {
+	t.Helper()
+	ns, fl, hosts := tasNodes(t)
+	cq := ns + "-cq"
+	create(t,
+		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cq}, Spec: kueue.ClusterQueueSpec{
+			NamespaceSelector: &metav1.LabelSelector{}, Preemption: preemption,
+			ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
+				Flavors: []kueue.FlavorQuotas{{Name: kueue.ResourceFlavorReference(fl),
+					Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse("100")}}}}}},
+		}},
+		&kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lq"}, Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(cq)}},
+	)
+	return ns, hosts
+}
+
+// tasNodes creates a namespace, two racks (a, b) of two 4-CPU nodes each,
+// Ready and labelled pool=<ns>-tas, a Topology rack -> hostname and the TAS
+// flavor fl over those nodes.
+func tasNodes(t *testing.T) (ns, fl string, hosts map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	ns, err := env.CreateNamespace(ctx, "tas")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fl, topo, pool := ns+"-tas", ns+"-topo", ns+"-tas"
+	fl = ns + "-tas"
+	topo, pool := ns+"-topo", ns+"-tas"
 	hosts = map[string]string{}
 	for _, rack := range []string{"a", "b"} {
 		for i := 1; i <= 2; i++ {
@@ -55,21 +73,13 @@ func tasQueues(t *testing.T, preemption *kueue.ClusterQueuePreemption) (ns strin
 			}
 		}
 	}
-	cq := ns + "-cq"
 	create(t,
 		&kueue.Topology{ObjectMeta: metav1.ObjectMeta{Name: topo}, Spec: kueue.TopologySpec{Levels: []kueue.TopologyLevel{
 			{NodeLabel: rackLabel}, {NodeLabel: corev1.LabelHostname}}}},
 		&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: fl}, Spec: kueue.ResourceFlavorSpec{
 			NodeLabels: map[string]string{"pool": pool}, TopologyName: (*kueue.TopologyReference)(&topo)}},
-		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cq}, Spec: kueue.ClusterQueueSpec{
-			NamespaceSelector: &metav1.LabelSelector{}, Preemption: preemption,
-			ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
-				Flavors: []kueue.FlavorQuotas{{Name: kueue.ResourceFlavorReference(fl),
-					Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse("100")}}}}}},
-		}},
-		&kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lq"}, Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(cq)}},
 	)
-	return ns, hosts
+	return ns, fl, hosts
 }
 
 // occupy runs a pod of no Workload (as the kube-scheduler alone would
