@@ -21,17 +21,18 @@ import (
 // 16.
 func tasCohort(t *testing.T, preemption *kueue.ClusterQueuePreemption, otherNominal string) *state.State {
 	t.Helper()
-	return tasCohortOf(t, preemption, "8", otherNominal)
+	return tasCohortOf(t, preemption, nil, "8", otherNominal)
 }
 
-// tasCohortOf is tasCohort with "cq"'s nominal quota given.
-func tasCohortOf(t *testing.T, preemption *kueue.ClusterQueuePreemption, cqNominal, otherNominal string) *state.State {
+// tasCohortOf is tasCohort with "cq"'s nominal quota and "other"'s
+// preemption policies given.
+func tasCohortOf(t *testing.T, preemption, otherPreemption *kueue.ClusterQueuePreemption, cqNominal, otherNominal string) *state.State {
 	t.Helper()
 	st := tasClusterWith(t, nil, "tas")
 	for _, q := range []struct {
 		name, nominal string
 		pol           *kueue.ClusterQueuePreemption
-	}{{"cq", cqNominal, preemption}, {"other", otherNominal, nil}, {"idle", "16", nil}} {
+	}{{"cq", cqNominal, preemption}, {"other", otherNominal, otherPreemption}, {"idle", "16", nil}} {
 		cq, err := state.NewClusterQueue(&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: q.name}, Spec: kueue.ClusterQueueSpec{
 			NamespaceSelector: &metav1.LabelSelector{}, Preemption: q.pol, CohortName: "co",
 			ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
@@ -80,7 +81,16 @@ func TestTopologyPreemptionReclaimsFromTheCohort(t *testing.T) {
 // decideWith is decideOne with options (fair sharing).
 func decideWith(t *testing.T, st *state.State, opts Options, ws ...*workload.Info) map[string]Decision {
 	t.Helper()
-	res := Decide(st.Snapshot(), []workload.Queue{{ClusterQueue: "cq", Workloads: ws}}, opts)
+	return decideIn(t, st, "cq", opts, ws...)
+}
+
+// decideIn is decideWith for the workloads of another ClusterQueue.
+func decideIn(t *testing.T, st *state.State, cq kueue.ClusterQueueReference, opts Options, ws ...*workload.Info) map[string]Decision {
+	t.Helper()
+	for _, w := range ws {
+		w.ClusterQueue = cq
+	}
+	res := Decide(st.Snapshot(), []workload.Queue{{ClusterQueue: cq, Workloads: ws}}, opts)
 	out := map[string]Decision{}
 	for _, d := range res.AllDecisions() {
 		out[d.Workload.Key.Name] = d
@@ -92,7 +102,7 @@ func decideWith(t *testing.T, st *state.State, opts Options, ws ...*workload.Inf
 // 8-pod workload must borrow, and the nodes held by two priority-0
 // workloads of "other" (nominal otherNominal, using all 16 CPUs).
 func borrowingForRack(t *testing.T, pol *kueue.ClusterQueuePreemption, otherNominal string) *state.State {
-	st := tasCohortOf(t, pol, "4", otherNominal)
+	st := tasCohortOf(t, pol, pol, "4", otherNominal)
 	holdingIn(t, st, "other", "first", 0, 1, map[string]int32{"a1": 4, "a2": 4})
 	holdingIn(t, st, "other", "second", 0, 2, map[string]int32{"b1": 4, "b2": 4})
 	return st
@@ -158,5 +168,37 @@ func TestTopologyPreemptionByFairSharing(t *testing.T) {
 	}
 	if d := decideWith(t, borrowingForRack(t, &kueue.ClusterQueuePreemption{}, "4"), final, highForRack(0))["high"]; len(d.Victims) > 0 {
 		t.Errorf("without reclaimWithinCohort nothing is taken, got %+v", d.Victims)
+	}
+}
+
+// A victim taken for room on the nodes, back in its queue (which has the
+// same policies), does not take the rack back from the workload that
+// evicted it: neither while borrowing (lower priority) nor by fair sharing
+// (its queue's share with it back is above the preemptor's).
+func TestTopologyPreemptionVictimDoesNotTakeItBack(t *testing.T) {
+	lower := &kueue.ClusterQueuePreemption{ReclaimWithinCohort: kueue.PreemptionPolicyAny,
+		BorrowWithinCohort: &kueue.BorrowWithinCohort{Policy: kueue.BorrowWithinCohortPolicyLowerPriority}}
+	fair := Options{FairSharing: &FairSharing{Strategies: []preemption.Strategy{
+		preemption.LessThanOrEqualToFinalShare, preemption.LessThanInitialShare}}}
+	for name, c := range map[string]struct {
+		pol  *kueue.ClusterQueuePreemption
+		opts Options
+		prio int32
+	}{
+		"while borrowing": {lower, Options{}, 10},
+		"fair sharing":    {&kueue.ClusterQueuePreemption{ReclaimWithinCohort: kueue.PreemptionPolicyAny}, fair, 0},
+	} {
+		st := borrowingForRack(t, c.pol, "4")
+		d := decideWith(t, st, c.opts, highForRack(c.prio))["high"]
+		if len(d.Victims) != 1 {
+			t.Fatalf("%s: want one victim, got %s %+v", name, d.Reason, d.Victims)
+		}
+		// The victim is gone and the preemptor placed where it was.
+		st.Forget(d.Victims[0].Workload.Key)
+		holdingIn(t, st, "cq", "high", c.prio, 3, map[string]int32{"b1": 4, "b2": 4})
+		back := tasWorkload("second", 8, &kueue.PodSetTopologyRequest{Required: ptr.To(testRack)}, 2)
+		if d := decideIn(t, st, "other", c.opts, back)["second"]; d.Admit || len(d.Victims) > 0 {
+			t.Errorf("%s: the victim came back and took %+v (%s)", name, d.Victims, d.Reason)
+		}
 	}
 }
