@@ -44,17 +44,18 @@ func (c *cycle) placeTopology(w *workload.Info, asg *flavors.Assignment) (string
 	return "", true
 }
 
-// placeTopologyOf is placeTopology, except for a ClusterQueue that
-// defers topology (MultiKueue): the worker cluster that runs the workload
-// places its pods, and its TAS flavors count quota only here; their
-// PodSets are marked delayed.
+// placeTopologyOf is placeTopology, except for the PodSets whose
+// placement waits, which are marked delayed and count quota only: all TAS
+// PodSets of a ClusterQueue that defers topology (MultiKueue: the worker
+// cluster that runs the workload places its pods), and those on a flavor a
+// ProvisioningRequest check applies to (placed once the nodes are
+// provisioned, by PlaceDelayed).
 func (c *cycle) placeTopologyOf(cq *state.ClusterQueue, w *workload.Info, asg *flavors.Assignment) (string, bool) {
-	if !c.snap.DefersTopology(cq) {
-		return c.placeTopology(w, asg)
-	}
+	defers := c.snap.DefersTopology(cq)
 	cloned := false
 	for i := range asg.PodSets {
-		if _, ok := topologyFlavor(c, &asg.PodSets[i]); !ok {
+		f, ok := topologyFlavor(c, &asg.PodSets[i])
+		if !ok || !(defers || c.snap.ProvisionsTopology(cq, f)) {
 			continue
 		}
 		if !cloned {
@@ -62,7 +63,10 @@ func (c *cycle) placeTopologyOf(cq *state.ClusterQueue, w *workload.Info, asg *f
 		}
 		asg.PodSets[i].DelayedTopology = true
 	}
-	return "", true
+	if defers {
+		return "", true
+	}
+	return c.placeTopology(w, asg)
 }
 
 // placedUse is a placement made earlier in the cycle.
@@ -83,7 +87,7 @@ func (c *cycle) placeOn(w *workload.Info, podSets []flavors.PodSetAssignment,
 	for i := range podSets {
 		ps := &podSets[i]
 		flavor, ok := topologyFlavor(c, ps)
-		if !ok || grouped[i] {
+		if !ok || grouped[i] || ps.DelayedTopology {
 			continue
 		}
 		if msg, bad := c.snap.TopologyErrors[flavor]; bad {

@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -197,6 +198,20 @@ func compareKeys(a, b *Admitted) int {
 func (s *Snapshot) DefersTopology(cq *ClusterQueue) bool {
 	for _, ac := range cq.AdmissionChecks {
 		if s.controllers[ac.Name] == kueue.MultiKueueControllerName {
+			return true
+		}
+	}
+	return false
+}
+
+// ProvisionsTopology says whether a ProvisioningRequest check of the
+// ClusterQueue applies to the flavor: the nodes its workloads run on may
+// not exist until the request is provisioned, so their topology placement
+// waits for the check (a second pass, see scheduling.PlaceDelayed).
+func (s *Snapshot) ProvisionsTopology(cq *ClusterQueue, flavor kueue.ResourceFlavorReference) bool {
+	for _, ac := range cq.AdmissionChecks {
+		if s.controllers[ac.Name] == kueue.ProvisioningRequestControllerName &&
+			(len(ac.OnFlavors) == 0 || slices.Contains(ac.OnFlavors, flavor)) {
 			return true
 		}
 	}

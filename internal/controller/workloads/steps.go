@@ -47,7 +47,12 @@ func (r *Reconciler) perform(ctx context.Context, wl *kueue.Workload, s lifecycl
 	case lifecycle.Requeue:
 		return ctrl.Result{}, r.requeue(ctx, wl, s)
 	case lifecycle.SyncChecks:
-		return ctrl.Result{RequeueAfter: s.After}, r.syncChecks(ctx, wl, s.Checks)
+		retry, err := r.syncChecks(ctx, wl, s.Checks)
+		after := s.After
+		if retry > 0 && (after == 0 || retry < after) {
+			after = retry
+		}
+		return ctrl.Result{RequeueAfter: after}, err
 	case lifecycle.DropFinalizer:
 		return ctrl.Result{}, controller.DropFinalizer(ctx, r.Client, wl)
 	case lifecycle.DeleteWorkload:
@@ -190,8 +195,11 @@ func (r *Reconciler) requeue(ctx context.Context, wl *kueue.Workload, s lifecycl
 }
 
 // syncChecks keeps status.admissionChecks in line with the checks that
-// apply, and turns the workload Admitted once all are Ready.
-func (r *Reconciler) syncChecks(ctx context.Context, wl *kueue.Workload, applying []kueue.AdmissionCheckReference) error {
+// apply, and turns the workload Admitted once all are Ready and its
+// topology is placed. A placement that waited for a ProvisioningRequest
+// check is made then (the second pass); when the pods do not fit yet,
+// retry says when to try again.
+func (r *Reconciler) syncChecks(ctx context.Context, wl *kueue.Workload, applying []kueue.AdmissionCheckReference) (retry time.Duration, err error) {
 	allReady := true
 	st := apply.AdmissionStatus(wl)
 	changed := false
@@ -206,28 +214,47 @@ func (r *Reconciler) syncChecks(ctx context.Context, wl *kueue.Workload, applyin
 		allReady = allReady && st.AdmissionChecks[i].State == kueue.CheckStateReady
 	}
 	admitting := allReady && !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted)
-	switch {
-	case admitting && delayedTopology(wl):
-		// A MultiKueue worker places the pods; the admission waits for
-		// its placement.
-		changed = apply.SetCondition(&st.Conditions, kueue.WorkloadAdmitted, metav1.ConditionFalse, kueue.WorkloadReasonPendingDelayedTopology,
-			"Waiting for the topology assignment of the worker cluster", wl.Generation, r.now()) || changed
-		admitting = false
-	case admitting:
+	placed := false
+	if admitting && delayedTopology(wl) {
+		adm, why, local := r.Cache.PlaceDelayed(lifecycle.KeyOf(wl))
+		switch {
+		case !local:
+			// A MultiKueue worker places the pods; the admission waits
+			// for its placement.
+			changed = apply.SetCondition(&st.Conditions, kueue.WorkloadAdmitted, metav1.ConditionFalse, kueue.WorkloadReasonPendingDelayedTopology,
+				"Waiting for the topology assignment of the worker cluster", wl.Generation, r.now()) || changed
+			admitting = false
+		case adm == nil:
+			changed = apply.SetCondition(&st.Conditions, kueue.WorkloadAdmitted, metav1.ConditionFalse, kueue.WorkloadReasonPendingDelayedTopology,
+				"Waiting for room on the provisioned nodes: "+why, wl.Generation, r.now()) || changed
+			admitting, retry = false, delayedRetry
+		default:
+			st.Admission, placed, changed = adm, true, true
+		}
+	}
+	if admitting {
 		changed = apply.SetCondition(&st.Conditions, kueue.WorkloadAdmitted, metav1.ConditionTrue, kueue.WorkloadReasonAdmitted,
 			"The workload is admitted", wl.Generation, r.now()) || changed
 	}
 	if !changed {
-		return nil
+		return retry, nil
 	}
 	if err := r.write(ctx, wl, st); err != nil {
-		return err
+		if placed {
+			r.Cache.Refresh(lifecycle.KeyOf(wl))
+		}
+		return 0, err
 	}
 	if admitting {
 		r.recordAdmitted(ctx, wl)
 	}
-	return nil
+	return retry, nil
 }
+
+// delayedRetry is how often a workload whose provisioned nodes have no
+// room for its topology yet tries again (nodes appear and pods end without
+// waking the workload).
+const delayedRetry = 5 * time.Second
 
 // recordAdmitted emits the event and metrics of an admission that waited
 // for admission checks.

@@ -99,8 +99,9 @@ type PodSetAssignment struct {
 	// Topology places the pods in topology domains when the flavor is a
 	// TAS flavor (set by the scheduling core at admission).
 	Topology *kueue.TopologyAssignment
-	// DelayedTopology says the pods of this TAS PodSet are placed later,
-	// elsewhere (by the MultiKueue worker that runs the workload).
+	// DelayedTopology says the pods of this TAS PodSet are placed later:
+	// by the MultiKueue worker that runs the workload, or on the nodes a
+	// ProvisioningRequest check provisions (scheduling.PlaceDelayed).
 	DelayedTopology bool
 }
 
