@@ -44,7 +44,7 @@ func (c *Cache) ReplaceNodes(key Key, nodes []string) (*kueue.Admission, string)
 			return nil, fmt.Sprintf("the topology of flavor %s is not known", flavor)
 		}
 		within, layers := topologyOf(r.obj, psa.Name)
-		moved, why := tree.Replace(psa.TopologyAssignment, lifecycle.PerPod(psa), failed, within, layers)
+		moved, why := tree.Replace(psa.TopologyAssignment, lifecycle.PerPod(psa), failed, within, layers, c.state.GoneNodeLabels(nodes))
 		if moved == nil {
 			return nil, fmt.Sprintf("PodSet %s: %s", psa.Name, why)
 		}

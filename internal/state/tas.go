@@ -77,6 +77,9 @@ type tasState struct {
 	changes []holderChange
 	// synced is set once the nodes and pods were listed.
 	synced bool
+	// gone keeps the labels of deleted nodes that admissions still place
+	// pods on, so that their pods can be moved within their domain.
+	gone map[string]map[string]string
 }
 
 func newTASState() tasState {
@@ -116,15 +119,46 @@ func (s *State) DeleteTopology(name kueue.TopologyReference) {
 // SetNode records a node.
 func (s *State) SetNode(n *Node) {
 	s.tas.nodes[n.Name] = n
+	delete(s.tas.gone, n.Name)
 	s.tas.version++
 }
 
-// DeleteNode forgets a node.
+// DeleteNode forgets a node. While admissions still place pods on it, its
+// labels are kept (GoneNodeLabels); those of other deleted nodes no
+// admission names any longer are dropped.
 func (s *State) DeleteNode(name string) {
-	if _, ok := s.tas.nodes[name]; ok {
-		delete(s.tas.nodes, name)
-		s.tas.version++
+	n, ok := s.tas.nodes[name]
+	if !ok {
+		return
 	}
+	delete(s.tas.nodes, name)
+	s.tas.version++
+	for g := range s.tas.gone {
+		if len(s.NodeHolders(g)) == 0 {
+			delete(s.tas.gone, g)
+		}
+	}
+	if len(s.NodeHolders(name)) > 0 {
+		if s.tas.gone == nil {
+			s.tas.gone = map[string]map[string]string{}
+		}
+		s.tas.gone[name] = n.Labels
+	}
+}
+
+// GoneNodeLabels returns the last known labels of those of the named nodes
+// that were deleted while admissions placed pods on them.
+func (s *State) GoneNodeLabels(names []string) map[string]map[string]string {
+	var out map[string]map[string]string
+	for _, name := range names {
+		if l, ok := s.tas.gone[name]; ok {
+			if out == nil {
+				out = map[string]map[string]string{}
+			}
+			out[name] = l
+		}
+	}
+	return out
 }
 
 // SetPodUsage records what a running pod that Kuota did not place by

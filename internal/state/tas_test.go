@@ -276,3 +276,32 @@ func TestTopologyTreesIncrementalMatchRebuild(t *testing.T) {
 		}
 	}
 }
+
+// A deleted node keeps its labels while an admission places pods on it
+// (so they can be moved within its domain), and not once none does, or
+// when it comes back.
+func TestGoneNodeLabels(t *testing.T) {
+	s := newTASTestState(t)
+	a := admitted("w", "cq", 2000)
+	a.Topology = []TopologyUse{{Flavor: "f", PerPod: resources.Requests{corev1.ResourceCPU: 1000},
+		Assignment: tas.Encode([]string{corev1.LabelHostname}, []tas.Domain{{Values: []string{"a1"}, Count: 2}})}}
+	if err := s.Assume(a); err != nil {
+		t.Fatal(err)
+	}
+	s.DeleteNode("a1")
+	s.DeleteNode("b1")
+	got := s.GoneNodeLabels([]string{"a1", "b1"})
+	if len(got) != 1 || got["a1"][rackLabel] != "a" {
+		t.Fatalf("want the labels of a1 only (it holds pods), got %v", got)
+	}
+	s.SetNode(tasNode("a1", "a", 4000))
+	if got := s.GoneNodeLabels([]string{"a1"}); got != nil {
+		t.Fatalf("a1 is back: %v", got)
+	}
+	s.DeleteNode("a1")
+	s.Forget(a.Key)
+	s.DeleteNode("b2")
+	if got := s.GoneNodeLabels([]string{"a1"}); got != nil {
+		t.Fatalf("no admission places pods on a1 any longer: %v", got)
+	}
+}

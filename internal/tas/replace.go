@@ -19,11 +19,13 @@ import (
 // each failed node's pods stay in its domain of the deepest slice level
 // above the host name, so that every slice-level domain keeps its count,
 // and a slice layer at the host name moves them in whole slices per node.
-// The tree must hold the kept pods as used and must not give the failed
-// nodes' capacity to anyone (they are masked here). It returns the new
-// assignment, or why there is none.
+// A failed node the tree no longer holds (deleted) is found in its slice
+// domain by its last known labels in gone. The tree must hold the kept
+// pods as used and must not give the failed nodes' capacity to anyone
+// (they are masked here). It returns the new assignment, or why there is
+// none.
 func (t *Tree) Replace(a *kueue.TopologyAssignment, perPod resources.Requests, failed map[string]bool, within string,
-	layers []Slice) (*kueue.TopologyAssignment, string) {
+	layers []Slice, gone map[string]map[string]string) (*kueue.TopologyAssignment, string) {
 	domains, err := Domains(a)
 	if err != nil {
 		return nil, "the topology assignment cannot be read: " + err.Error()
@@ -45,7 +47,7 @@ func (t *Tree) Replace(a *kueue.TopologyAssignment, perPod resources.Requests, f
 	}
 	keep, leaf := t.sliceLevels(layers)
 	if keep >= 0 {
-		return t.replaceInSlices(a, perPod, failed, kept, domains, keep, leaf)
+		return t.replaceInSlices(a, perPod, failed, gone, kept, domains, keep, leaf)
 	}
 	req := Request{Count: lost, PerPod: perPod}
 	if leaf > 0 {
@@ -108,8 +110,8 @@ func (t *Tree) sliceLevels(layers []Slice) (keep int, leaf int32) {
 // replaceInSlices moves each failed node's pods within its domain of level
 // keep (in slices of leaf pods per node when leaf > 0), one node after the
 // other on what the earlier ones left.
-func (t *Tree) replaceInSlices(a *kueue.TopologyAssignment, perPod resources.Requests, failed map[string]bool, kept, domains []Domain,
-	keep int, leaf int32) (*kueue.TopologyAssignment, string) {
+func (t *Tree) replaceInSlices(a *kueue.TopologyAssignment, perPod resources.Requests, failed map[string]bool,
+	gone map[string]map[string]string, kept, domains []Domain, keep int, leaf int32) (*kueue.TopologyAssignment, string) {
 	work := t.Clone()
 	var added []Domain
 	for _, d := range domains {
@@ -118,6 +120,9 @@ func (t *Tree) replaceInSlices(a *kueue.TopologyAssignment, perPod resources.Req
 			continue
 		}
 		domain, ok := t.nodeValue(node, keep)
+		if !ok {
+			domain, ok = gone[node][t.levels[keep]]
+		}
 		if !ok {
 			return nil, fmt.Sprintf("node %s is gone: the %s its pods' slices belong to is not known", node, t.levels[keep])
 		}

@@ -37,11 +37,11 @@ func TestReplace(t *testing.T) {
 	used.Use(a, oneCPU)
 
 	// Rack r2 has no room left for h4's 3 pods: a rack is required.
-	if got, why := used.Replace(a, oneCPU, map[string]bool{"h4": true}, rack, nil); got != nil || !strings.Contains(why, "no room for the 3 pods") {
+	if got, why := used.Replace(a, oneCPU, map[string]bool{"h4": true}, rack, nil, nil); got != nil || !strings.Contains(why, "no room for the 3 pods") {
 		t.Errorf("required rack without room: %v, %q", got, why)
 	}
 	// Anywhere: they go to rack r1.
-	got, why := used.Replace(a, oneCPU, map[string]bool{"h4": true}, "", nil)
+	got, why := used.Replace(a, oneCPU, map[string]bool{"h4": true}, "", nil, nil)
 	if got == nil {
 		t.Fatalf("anywhere: %s", why)
 	}
@@ -56,15 +56,15 @@ func TestReplace(t *testing.T) {
 	}
 	used = tree.Clone()
 	used.Use(b, resourcesCPU(3))
-	if got, why := used.Replace(b, resourcesCPU(1), map[string]bool{"h1": true}, rack, nil); got == nil || show(t, got) != "h2:2" {
+	if got, why := used.Replace(b, resourcesCPU(1), map[string]bool{"h1": true}, rack, nil, nil); got == nil || show(t, got) != "h2:2" {
 		t.Errorf("within the rack: %v %q", got, why)
 	}
 	// Every pod lost: the rack that fits them best.
-	if got, why := used.Replace(b, oneCPU, map[string]bool{"h1": true, "h2": true}, rack, nil); got == nil || show(t, got) != "h5:2" {
+	if got, why := used.Replace(b, oneCPU, map[string]bool{"h1": true, "h2": true}, rack, nil, nil); got == nil || show(t, got) != "h5:2" {
 		t.Errorf("all pods lost: %v %q", got, why)
 	}
 	// Nothing failed: the same assignment.
-	if got, _ := used.Replace(b, oneCPU, map[string]bool{"h5": true}, rack, nil); got != b {
+	if got, _ := used.Replace(b, oneCPU, map[string]bool{"h5": true}, rack, nil, nil); got != b {
 		t.Errorf("no failed node: %v", got)
 	}
 }
@@ -124,28 +124,32 @@ func TestReplaceKeepsSlices(t *testing.T) {
 		}
 	}
 	racks := map[string]int32{"r1": 4, "r2": 4}
-	got, why := used.Replace(a, oneCPU, map[string]bool{"h1": true}, "", []Slice{{Level: rack, Size: 4}})
+	got, why := used.Replace(a, oneCPU, map[string]bool{"h1": true}, "", []Slice{{Level: rack, Size: 4}}, nil)
 	check("rack slices", got, why, "h1", racks, 0)
-	got, why = used.Replace(a, oneCPU, map[string]bool{"h2": true}, "", []Slice{{Level: rack, Size: 4}, {Level: host, Size: 2}})
+	got, why = used.Replace(a, oneCPU, map[string]bool{"h2": true}, "", []Slice{{Level: rack, Size: 4}, {Level: host, Size: 2}}, nil)
 	check("rack slices of host slices", got, why, "h2", racks, 2)
 	b := Encode([]string{host}, []Domain{{Values: []string{"h1"}, Count: 4}, {Values: []string{"h4"}, Count: 4}})
 	usedB := tree.Clone()
 	usedB.Use(b, oneCPU)
-	got, why = usedB.Replace(b, oneCPU, map[string]bool{"h4": true}, "", []Slice{{Level: host, Size: 4}})
+	got, why = usedB.Replace(b, oneCPU, map[string]bool{"h4": true}, "", []Slice{{Level: host, Size: 4}}, nil)
 	check("host slices anywhere", got, why, "h4", nil, 4)
 
 	// Rack r1 is full but for the failed node: no room where the slice is.
 	full := used.Clone()
 	full.Use(Encode([]string{host}, []Domain{{Values: []string{"h2"}, Count: 2}, {Values: []string{"h3"}, Count: 4}}), oneCPU)
-	if got, why := full.Replace(a, oneCPU, map[string]bool{"h1": true}, "", []Slice{{Level: rack, Size: 4}}); got != nil ||
+	if got, why := full.Replace(a, oneCPU, map[string]bool{"h1": true}, "", []Slice{{Level: rack, Size: 4}}, nil); got != nil ||
 		!strings.Contains(why, "no room in "+rack+" r1") {
 		t.Errorf("rack r1 full: %v %q", got, why)
 	}
-	// A node gone from the tree: its rack is not known.
+	// A node gone from the tree: its rack is not known, unless its last
+	// labels are given.
 	gone := NewTree(hostLevels, append(nodes[1:3:3], nodes[3:]...)).Clone()
 	gone.Use(Encode([]string{host}, []Domain{{Values: []string{"h2"}, Count: 2}, {Values: []string{"h4"}, Count: 4}}), oneCPU)
-	if got, why := gone.Replace(a, oneCPU, map[string]bool{"h1": true}, "", []Slice{{Level: rack, Size: 4}}); got != nil ||
+	if got, why := gone.Replace(a, oneCPU, map[string]bool{"h1": true}, "", []Slice{{Level: rack, Size: 4}}, nil); got != nil ||
 		!strings.Contains(why, "node h1 is gone") {
 		t.Errorf("a deleted node: %v %q", got, why)
 	}
+	labels := map[string]map[string]string{"h1": {rack: "r1", host: "h1"}}
+	got, why = gone.Replace(a, oneCPU, map[string]bool{"h1": true}, "", []Slice{{Level: rack, Size: 4}}, labels)
+	check("a deleted node with its labels", got, why, "h1", racks, 0)
 }

@@ -205,10 +205,26 @@ func waitNodes(t *testing.T, ns, job string) map[string]int {
 	return out
 }
 
-// A job asking for slices of 2 pods per rack whose node fails keeps
-// running: its pods there move to the other node of the same rack, so
-// that each rack still holds whole slices.
+// A job asking for slices of 2 pods per rack whose node fails (tainted,
+// or deleted) keeps running: its pods there move to the other node of the
+// same rack, so that each rack still holds whole slices. A deleted node's
+// rack is known from its last labels.
 func TestSlicedJobOnAFailedNodeStaysInItsRack(t *testing.T) {
+	for name, fail := range map[string]func(t *testing.T, node string){
+		"tainted": func(t *testing.T, node string) {
+			taintNode(t, node, corev1.Taint{Key: "example.com/broken", Effect: corev1.TaintEffectNoExecute})
+		},
+		"deleted": func(t *testing.T, node string) {
+			if err := env.Client.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) { slicedJobStaysInItsRack(t, fail) })
+	}
+}
+
+func slicedJobStaysInItsRack(t *testing.T, fail func(t *testing.T, node string)) {
 	startManager(t)
 	ns, hosts := tasQueues(t, nil)
 	j := newJob(ns, "sliced", "lq", 4, "1")
@@ -217,7 +233,7 @@ func TestSlicedJobOnAFailedNodeStaysInItsRack(t *testing.T) {
 	create(t, j)
 	before := waitNodes(t, ns, "sliced")
 	failed := slices.Min(slices.Collect(maps.Keys(before)))
-	taintNode(t, failed, corev1.Taint{Key: "example.com/broken", Effect: corev1.TaintEffectNoExecute})
+	fail(t, failed)
 	perRack := func(nodes map[string]int) map[string]int {
 		out := map[string]int{}
 		for n, c := range nodes {
