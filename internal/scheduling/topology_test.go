@@ -63,12 +63,7 @@ func tasWorkload(name string, pods int32, topo *kueue.PodSetTopologyRequest, at 
 
 func decideOne(t *testing.T, st *state.State, ws ...*workload.Info) map[string]Decision {
 	t.Helper()
-	res := Decide(st.Snapshot(), []workload.Queue{{ClusterQueue: "cq", Workloads: ws}}, Options{})
-	out := map[string]Decision{}
-	for _, d := range res.AllDecisions() {
-		out[d.Workload.Key.Name] = d
-	}
-	return out
+	return decideIn(t, st, "cq", Options{}, ws...)
 }
 
 func placement(t *testing.T, d Decision) []tas.Domain {
