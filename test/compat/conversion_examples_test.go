@@ -1,12 +1,7 @@
 package compat
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,12 +14,12 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/conversion"
+	"github.com/kuota-dev/kuota/internal/testutil"
 )
 
 // v1beta2OnlyFields are the fields Kuota's v1beta1 keeps so that a v1beta1
@@ -38,6 +33,21 @@ type crdVersion struct {
 
 func loadCRDVersion(t *testing.T, file, version string) crdVersion {
 	t.Helper()
+	internal := crdSchema(t, file, version)
+	s, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	val, _, err := validation.NewSchemaValidator(internal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crdVersion{structural: s, validator: val}
+}
+
+// crdSchema reads the schema of one version of a CRD file.
+func crdSchema(t *testing.T, file, version string) *apiextensions.JSONSchemaProps {
+	t.Helper()
 	crd, err := cachedCRD(file)
 	if err != nil {
 		t.Fatal(err)
@@ -50,52 +60,7 @@ func loadCRDVersion(t *testing.T, file, version string) crdVersion {
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, &internal, nil); err != nil {
 		t.Fatal(err)
 	}
-	s, err := structuralschema.NewStructural(&internal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	val, _, err := validation.NewSchemaValidator(&internal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return crdVersion{structural: s, validator: val}
-}
-
-// kueueObjects reads every kueue.x-k8s.io/v1beta2 object of the given
-// kinds from Kueue's example manifests, with the file it came from.
-func kueueObjects(t *testing.T, kinds []string) (objs []map[string]any, from []string) {
-	t.Helper()
-	root := filepath.Join(filepath.Dir(referenceDir(t)), "examples")
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-		for {
-			doc, err := reader.Read()
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			var obj map[string]any
-			if err := sigsyaml.Unmarshal(doc, &obj); err != nil || obj == nil {
-				continue
-			}
-			if obj["apiVersion"] == "kueue.x-k8s.io/v1beta2" && slices.Contains(kinds, obj["kind"].(string)) {
-				objs, from = append(objs, obj), append(from, path)
-			}
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return objs, from
+	return &internal
 }
 
 // TestKueueExamplesConvertToKueuesV1beta1: every ClusterQueue, LocalQueue,
@@ -108,7 +73,13 @@ func TestKueueExamplesConvertToKueuesV1beta1(t *testing.T) {
 	for _, k := range conversion.Kinds {
 		kinds = append(kinds, k)
 	}
-	objs, from := kueueObjects(t, kinds)
+	var objs []map[string]any
+	var from []string
+	for _, e := range testutil.KueueExamples(t, kueue.GroupVersion.Group, func(kind string) bool { return slices.Contains(kinds, kind) }) {
+		if e.Obj.GetAPIVersion() == kueue.GroupVersion.String() {
+			objs, from = append(objs, e.Obj.Object), append(from, e.File)
+		}
+	}
 	if len(objs) < 10 {
 		t.Fatalf("found %d objects of %v in Kueue's examples; the test would check too little", len(objs), kinds)
 	}
@@ -160,20 +131,13 @@ func TestKueueExamplesConvertToKueuesV1beta1(t *testing.T) {
 // equal values compare equal (a quantity 9 and "9").
 func typedOf(t *testing.T, kind string, raw []byte) any {
 	t.Helper()
-	var out any
-	switch kind {
-	case "ClusterQueue":
-		out = &kueue.ClusterQueue{}
-	case "LocalQueue":
-		out = &kueue.LocalQueue{}
-	case "Cohort":
-		out = &kueue.Cohort{}
-	case "Workload":
-		out = &kueue.Workload{}
-	case "MultiKueueCluster":
-		out = &kueue.MultiKueueCluster{}
-	default:
-		t.Fatalf("no Go type for %s", kind)
+	scheme := runtime.NewScheme()
+	if err := kueue.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	out, err := scheme.New(kueue.GroupVersion.WithKind(kind))
+	if err != nil {
+		t.Fatalf("no Go type for %s: %v", kind, err)
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		t.Fatal(err)

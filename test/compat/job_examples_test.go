@@ -13,8 +13,6 @@ import (
 
 	awv1beta2 "github.com/project-codeflare/appwrapper/api/v1beta2"
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
-	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -233,19 +231,7 @@ func applyCRDDefaults(t *testing.T, src crdSource, version string, u *unstructur
 	if err != nil {
 		t.Fatal(err)
 	}
-	crd, err := cachedCRD(filepath.Join(dir, src.file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := FindVersion(crd, version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var internal apiextensions.JSONSchemaProps
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, &internal, nil); err != nil {
-		t.Fatal(err)
-	}
-	structural, err := structuralschema.NewStructural(&internal)
+	structural, err := structuralschema.NewStructural(crdSchema(t, filepath.Join(dir, src.file), version))
 	if err != nil {
 		t.Fatalf("%s: %v", src.file, err)
 	}
