@@ -23,14 +23,14 @@ func (c *Cache) PlaceDelayed(key Key) (adm *kueue.Admission, why string, local b
 	if !holds || r == nil || r.obj.Status.Admission == nil {
 		return nil, "the workload holds no quota", true
 	}
-	snap := c.state.Snapshot()
-	cq := snap.ClusterQueues[a.ClusterQueue]
-	if cq == nil {
+	cq, known := c.state.ClusterQueue(a.ClusterQueue)
+	if !known {
 		return nil, "its ClusterQueue is not known", true
 	}
-	if snap.DefersTopology(cq) {
-		return nil, "", false
+	if c.state.DefersTopology(cq) {
+		return nil, "", false // before the snapshot: MultiKueue workloads come here often
 	}
+	snap := c.state.Snapshot()
 	var updates []kueue.PodSetUpdate
 	for _, ac := range r.obj.Status.AdmissionChecks {
 		if ac.State == kueue.CheckStateReady {

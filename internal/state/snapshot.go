@@ -195,9 +195,14 @@ func compareKeys(a, b *Admitted) int {
 // of its workloads to another cluster: one of its checks does (MultiKueue,
 // whose worker places the pods where they run). Its TAS flavors then count
 // quota only.
-func (s *Snapshot) DefersTopology(cq *ClusterQueue) bool {
+func (s *Snapshot) DefersTopology(cq *ClusterQueue) bool { return defersTopology(cq, s.controllers) }
+
+// DefersTopology is Snapshot.DefersTopology on the current state.
+func (s *State) DefersTopology(cq *ClusterQueue) bool { return defersTopology(cq, s.controllers.m) }
+
+func defersTopology(cq *ClusterQueue, controllers map[kueue.AdmissionCheckReference]string) bool {
 	for _, ac := range cq.AdmissionChecks {
-		if s.controllers[ac.Name] == kueue.MultiKueueControllerName {
+		if controllers[ac.Name] == kueue.MultiKueueControllerName {
 			return true
 		}
 	}
