@@ -217,13 +217,14 @@ func (r *Reconciler) jobPods(ctx context.Context, ns string, uid types.UID) ([]c
 	}), nil
 }
 
-// finalizeOthers handles the Workloads of the job's name that the live job
-// (nil when it is gone or being deleted) does not control: those of a
-// deleted job, or of an earlier job of the same name. A finished one loses
-// its finalizer. One without an owner (its job was deleted with orphan
-// propagation) loses it when it is deleted, as its quota is then already
-// released. Any other one loses it once its job's pods are gone, and is
-// deleted.
+// finalizeOthers handles the Workloads of the job's name that do not
+// belong to the live job (nil when it is gone or being deleted): those of
+// a deleted job, or of an earlier job of the same name. A finished one
+// loses its finalizer. One without an owner (its job was deleted with
+// orphan propagation) is finished (OwnerNotFound) once its job's pods are
+// gone, so that its quota returns, or loses the finalizer at once when it
+// is deleted, as its quota is then already released. Any other one loses
+// the finalizer once its job's pods are gone, and is deleted.
 func (r *Reconciler) finalizeOthers(ctx context.Context, key types.NamespacedName, live client.Object) (ctrl.Result, error) {
 	var list kueue.WorkloadList
 	if err := r.Client.List(ctx, &list, client.InNamespace(key.Namespace), client.UnsafeDisableDeepCopy,
@@ -233,7 +234,7 @@ func (r *Reconciler) finalizeOthers(ctx context.Context, key types.NamespacedNam
 	var result ctrl.Result
 	for i := range list.Items {
 		ref, ok := jobOf(&list.Items[i])
-		if !ok || (live != nil && ref.Controller && ref.UID == live.GetUID()) {
+		if !ok || (live != nil && ref.UID == live.GetUID()) {
 			continue
 		}
 		wl := list.Items[i].DeepCopy()
@@ -254,12 +255,41 @@ func (r *Reconciler) finalizeOther(ctx context.Context, wl *kueue.Workload, ref 
 	switch {
 	case isFinished(wl):
 		return ctrl.Result{}, r.dropFinalizer(ctx, wl)
-	case !ref.Controller:
-		if wl.DeletionTimestamp.IsZero() {
-			return ctrl.Result{}, nil
-		}
+	case !ref.Controller && !wl.DeletionTimestamp.IsZero():
 		return ctrl.Result{}, r.dropFinalizer(ctx, wl)
+	case !ref.Controller:
+		return r.finishOrphan(ctx, wl, ref.UID)
 	default:
 		return r.releaseWhenPodsGone(ctx, wl, ref.UID, true)
 	}
+}
+
+// OrphanFinishedMessage is the message of the Finished condition
+// (OwnerNotFound) of a Workload whose job is gone.
+const OrphanFinishedMessage = "The workload's owner no longer exists"
+
+// finishOrphan finishes a Workload left with no owner (its job, UID uid,
+// was deleted with orphan propagation) once none of the job's pods runs:
+// Finished=True with reason OwnerNotFound, as Kueue's
+// FinishOrphanedWorkloads does, so that its quota returns; the finalizer
+// goes on the next pass (a finished Workload loses it). The Workload
+// stays, for its history, until its retention or a user deletes it.
+func (r *Reconciler) finishOrphan(ctx context.Context, wl *kueue.Workload, uid types.UID) (ctrl.Result, error) {
+	running, err := r.runningPods(ctx, wl.Namespace, uid)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if running > 0 {
+		ctrl.LoggerFrom(ctx).V(3).Info("Waiting for the pods of the ownerless Workload's job to go", "workload", wl.Name, "running", running)
+		return ctrl.Result{RequeueAfter: podsPoll}, nil
+	}
+	msg := OrphanFinishedMessage
+	if name := wl.Annotations[JobOwnerNameAnnotation]; name != "" {
+		msg = fmt.Sprintf("%s: %s %s was deleted and its pods are gone", msg, r.Integration.GVK.Kind, name)
+	}
+	if err := finishWith(ctx, r.Writer, wl, kueue.WorkloadFinishedOwnerNotFound, msg, false); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.Recorder.Event(wl, corev1.EventTypeNormal, kueue.WorkloadFinishedOwnerNotFound, msg)
+	return ctrl.Result{}, nil
 }

@@ -138,6 +138,11 @@ func (r *Reconciler) reconcileJob(ctx context.Context, job Job) (ctrl.Result, er
 	} else if wl, err = r.workloadOf(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
+	if owner := foreignController(wl, obj); owner != nil {
+		// Another object's Workload is not the job's: as if missing, and
+		// never finished, released or started through.
+		return ctrl.Result{RequeueAfter: foreignRetry}, r.refuseForeign(ctx, job, wl, owner)
+	}
 	if wl != nil && isFinished(wl) && hasFinalizer(wl) {
 		// The workload controller has released the quota.
 		return ctrl.Result{}, r.dropFinalizer(ctx, wl)
@@ -232,15 +237,55 @@ func (r *Reconciler) holdJob(ctx context.Context, job Job) error {
 	return nil
 }
 
+// foreignRetry is how often a job that names another object's Workload
+// looks again (that object may let it go, or the job may name another).
+const foreignRetry = 30 * time.Second
+
+// foreignController returns the controller owner of wl when it is not obj:
+// a prebuilt Workload another job (or object) controls. nil when wl is
+// nil, has no controller or obj controls it.
+func foreignController(wl *kueue.Workload, obj client.Object) *metav1.OwnerReference {
+	if wl == nil {
+		return nil
+	}
+	if ref := metav1.GetControllerOfNoCopy(wl); ref != nil && ref.UID != obj.GetUID() {
+		return ref
+	}
+	return nil
+}
+
+// refuseForeign keeps a job that names a Workload another object controls
+// from running on that Workload's quota: it is suspended (unless it is
+// over), and a warning names the label and the Workload's owner.
+func (r *Reconciler) refuseForeign(ctx context.Context, job Job, wl *kueue.Workload, owner *metav1.OwnerReference) error {
+	if _, _, finished := job.Finished(); finished {
+		return nil
+	}
+	obj := job.Object()
+	msg := fmt.Sprintf("Workload %s named by label %s is controlled by %s %s; the job stays suspended until it names a Workload of its own",
+		wl.Name, PrebuiltWorkloadLabel, owner.Kind, owner.Name)
+	if !job.IsSuspended() {
+		job.Suspend()
+		if err := r.Client.Update(ctx, obj); err != nil {
+			return fmt.Errorf("suspending %s: %w", obj.GetName(), err)
+		}
+	}
+	r.Recorder.Event(obj, corev1.EventTypeWarning, PrebuiltWorkloadInUseReason, msg)
+	return nil
+}
+
+// PrebuiltWorkloadInUseReason is the reason of the warning on a job whose
+// prebuilt-workload-name label names a Workload another object controls.
+const PrebuiltWorkloadInUseReason = "PrebuiltWorkloadInUse"
+
 // adopt makes the job the controller owner of its prebuilt Workload, so
 // that Workload changes reach the job and the Workload goes with it, and
 // adds the finalizer. It reports whether it wrote.
 func (r *Reconciler) adopt(ctx context.Context, obj client.Object, wl *kueue.Workload) (bool, error) {
+	// A Workload another object controls never gets here
+	// (foreignController).
 	if metav1.IsControlledBy(wl, obj) {
 		return false, nil
-	}
-	if owner := metav1.GetControllerOf(wl); owner != nil {
-		return true, fmt.Errorf("prebuilt Workload %s is already controlled by %s %s", wl.Name, owner.Kind, owner.Name)
 	}
 	gvk := r.Integration.GVK
 	// A patch, not an update: the cached Workload lacks what the manager

@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -117,10 +116,22 @@ func (w *Webhook) defaultQueueExists(ctx context.Context, ns string) bool {
 }
 
 // ValidateCreate checks a new job's Kuota labels and the topology
-// annotations of its pod templates.
-func (w *Webhook) ValidateCreate(_ context.Context, obj client.Object) error {
+// annotations of its pod templates, and refuses a managed job created
+// running on a prebuilt Workload unless that Workload is admitted for it
+// (the defaulting suspends managed jobs; this holds should a request get
+// past it).
+func (w *Webhook) ValidateCreate(ctx context.Context, obj client.Object) error {
 	errs := ValidateLabels(obj)
 	job := w.Integration.NewJob(obj)
+	if !job.IsSuspended() && obj.GetLabels()[PrebuiltWorkloadLabel] != "" {
+		managed, err := w.Options.Managed(ctx, w.Client, obj)
+		if err != nil {
+			return err
+		}
+		if managed {
+			errs = append(errs, w.checkAdmitted(ctx, obj, suspendField(job))...)
+		}
+	}
 	errs = append(errs, validateTopology(nil, job)...)
 	if w.Validate != nil {
 		errs = append(errs, w.Validate(nil, job)...)
@@ -168,8 +179,30 @@ func (w *Webhook) checkAdmitted(ctx context.Context, obj client.Object, suspend 
 			name = slice
 		}
 	}
-	return CheckAdmitted(ctx, w.Client, types.NamespacedName{Namespace: obj.GetNamespace(), Name: name},
-		suspend, "the job is queued by Kuota and may start only once its Workload %s is admitted")
+	return checkRunnable(ctx, w.Client, types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}, obj, suspend)
+}
+
+// checkRunnable refuses (Forbidden at path) unless the Workload key is
+// admitted for the job: admitted, not finished, and not controlled by
+// another object (a prebuilt-workload-name label naming another job's
+// Workload would let the job run on quota charged to that job).
+func checkRunnable(ctx context.Context, c client.Reader, key types.NamespacedName, obj client.Object, path *field.Path) field.ErrorList {
+	wl, err := readAdmitted(ctx, c, key)
+	switch {
+	case err != nil && !apierrors.IsNotFound(err):
+		return field.ErrorList{field.InternalError(path, err)}
+	case wl == nil || !IsAdmitted(wl):
+		return field.ErrorList{field.Forbidden(path,
+			fmt.Sprintf("the job is queued by Kuota and may start only once its Workload %s is admitted", key.Name))}
+	}
+	if owner := foreignController(wl, obj); owner != nil {
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf(
+			"Workload %s (label %s) is controlled by %s %s: a job may start only on a Workload of its own", key.Name, PrebuiltWorkloadLabel, owner.Kind, owner.Name))}
+	}
+	if isFinished(wl) {
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("Workload %s is finished: it holds no quota to start the job on", key.Name))}
+	}
+	return nil
 }
 
 // admittedSlice names the admitted Workload slice of an elastic job (its
@@ -208,23 +241,35 @@ func suspendField(job Job) *field.Path {
 // is behind) is checked against the API server before refusing, when it
 // can read live (LiveFallback).
 func CheckAdmitted(ctx context.Context, c client.Reader, key types.NamespacedName, path *field.Path, msg string) field.ErrorList {
+	wl, err := readAdmitted(ctx, c, key)
+	switch {
+	case err != nil && !apierrors.IsNotFound(err):
+		return field.ErrorList{field.InternalError(path, err)}
+	case wl != nil && IsAdmitted(wl):
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(path, fmt.Sprintf(msg, key.Name))}
+}
+
+// readAdmitted reads the Workload key: from c, and from the API server
+// when c's copy is missing or not admitted and c can read live. It returns
+// the last copy read, admitted or not, or the last error.
+func readAdmitted(ctx context.Context, c client.Reader, key types.NamespacedName) (*kueue.Workload, error) {
 	var wl kueue.Workload
 	err := c.Get(ctx, key, &wl)
-	if err == nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
-		return nil
+	if err == nil && IsAdmitted(&wl) {
+		return &wl, nil
 	}
 	if live, ok := c.(interface {
 		GetLive(context.Context, client.ObjectKey, client.Object) error
 	}); ok {
 		wl = kueue.Workload{}
-		if err = live.GetLive(ctx, key, &wl); err == nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
-			return nil
-		}
+		err = live.GetLive(ctx, key, &wl)
 	}
-	if err != nil && !apierrors.IsNotFound(err) {
-		return field.ErrorList{field.InternalError(path, err)}
+	if err != nil {
+		return nil, err
 	}
-	return field.ErrorList{field.Forbidden(path, fmt.Sprintf(msg, key.Name))}
+	return &wl, nil
 }
 
 func (w *Webhook) result(obj client.Object, errs field.ErrorList) error {

@@ -66,6 +66,11 @@ func finishWorkload(ctx context.Context, w *apply.Writer, wl *kueue.Workload, su
 	if !success {
 		reason = kueue.WorkloadFinishedFailed
 	}
+	return finishWith(ctx, w, wl, reason, msg, ready)
+}
+
+// finishWith sets Finished=True with reason and msg (see finishWorkload).
+func finishWith(ctx context.Context, w *apply.Writer, wl *kueue.Workload, reason, msg string, ready bool) error {
 	st := apply.AdmissionStatus(wl)
 	now := metav1.Now()
 	apply.SetCondition(&st.Conditions, kueue.WorkloadFinished, metav1.ConditionTrue, reason, msg, wl.Generation, now)

@@ -3,11 +3,13 @@ package batchjob
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -312,6 +314,39 @@ func TestOwnerlessWorkloadLosesTheFinalizerWhenDeleted(t *testing.T) {
 	f.reconcile("j")
 	if got := f.workload(wl.Name); got != nil {
 		t.Fatalf("a deleted ownerless Workload must go: %+v", got.ObjectMeta)
+	}
+}
+
+// A Workload left without owner (its job was deleted with orphan
+// propagation) is finished with OwnerNotFound once the job's pods are
+// gone, and then loses its finalizer: its quota returns.
+func TestOwnerlessWorkloadIsFinishedOncePodsAreGone(t *testing.T) {
+	j := queuedJob("j", "uid-1")
+	wl := jobWorkload(t, j)
+	wl.OwnerReferences = nil
+	pod := jobPod("j-a", j, corev1.PodRunning)
+	pod.OwnerReferences = nil // orphaned too
+	f := newFinalizerFixture(t, batchIntegration(), wl, pod)
+
+	if res := f.reconcile("j"); res.RequeueAfter == 0 {
+		t.Fatal("while the job's pod runs, the reconciler must look again later")
+	}
+	if c := meta.FindStatusCondition(f.workload(wl.Name).Status.Conditions, kueue.WorkloadFinished); c != nil {
+		t.Fatalf("finished while the job's pod still runs: %+v", c)
+	}
+
+	f.delete(pod)
+	f.release(pod)
+	f.reconcile("j")
+	got := f.workload(wl.Name)
+	c := meta.FindStatusCondition(got.Status.Conditions, kueue.WorkloadFinished)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != kueue.WorkloadFinishedOwnerNotFound ||
+		!strings.HasPrefix(c.Message, jobframework.OrphanFinishedMessage) {
+		t.Fatalf("Finished %+v, want True with reason %s", c, kueue.WorkloadFinishedOwnerNotFound)
+	}
+	f.reconcile("j")
+	if got := f.workload(wl.Name); got == nil || hasFinalizer(got) {
+		t.Fatalf("the finished ownerless Workload must stay, without the finalizer: %+v", got)
 	}
 }
 

@@ -3,6 +3,8 @@ package manager
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +61,50 @@ func TestClusterQueueDeletionWaitsForItsWorkloads(t *testing.T) {
 		if err := env.Client.Get(ctx, objectKey("", cq), &kueue.ClusterQueue{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("ClusterQueue still there (%v)", err)
 		}
+		if err := env.Client.Get(ctx, objectKey("", fl), &kueue.ResourceFlavor{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("ResourceFlavor still there (%v)", err)
+		}
+		return nil
+	})
+}
+
+// A deleted ResourceFlavor that no ClusterQueue names any more stays, with
+// its finalizer, while an admitted workload holds quota in it (an event
+// says so), and goes once that workload finishes.
+func TestFlavorDeletionWaitsForTheWorkloadsUsingIt(t *testing.T) {
+	startManager(t)
+	ns, cq, fl := singleQueue(t, "4")
+	create(t, newWorkload(ns, "running", "lq", 1, "1", 0))
+	waitAdmitted(t, ns, "running", cq)
+
+	// The ClusterQueue moves to another flavor; the running workload keeps
+	// its reservation in the old one.
+	next := scoped(ns, "next")
+	create(t, flavor(next, nil))
+	update(t, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cq}}, func(q *kueue.ClusterQueue) {
+		q.Spec.ResourceGroups[0].Flavors[0].Name = kueue.ResourceFlavorReference(next)
+	})
+	ctx := context.Background()
+	if err := env.Client.Delete(ctx, &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: fl}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 90*time.Second, "an event says the flavor stays for the workload", func() error {
+		var rf kueue.ResourceFlavor
+		if err := env.Client.Get(ctx, objectKey("", fl), &rf); err != nil || !slices.Contains(rf.Finalizers, kueue.ResourceInUseFinalizerName) {
+			t.Fatalf("the flavor a running workload uses must stay, with its finalizer: %v %v", err, rf.Finalizers)
+		}
+		var seen []string
+		for _, e := range events(t, "", fl) {
+			if e.Reason == "InUse" && strings.Contains(e.Message, ns+"/running") {
+				return nil
+			}
+			seen = append(seen, e.Reason+": "+e.Message)
+		}
+		return fmt.Errorf("events seen: %v", seen)
+	})
+
+	finish(t, ns, "running")
+	eventually(t, 45*time.Second, "the flavor is gone once its workload finished", func() error {
 		if err := env.Client.Get(ctx, objectKey("", fl), &kueue.ResourceFlavor{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("ResourceFlavor still there (%v)", err)
 		}
