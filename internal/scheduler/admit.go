@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,12 +16,14 @@ import (
 	"github.com/kuota-dev/kuota/internal/metrics"
 	"github.com/kuota-dev/kuota/internal/scheduling"
 	"github.com/kuota-dev/kuota/internal/state"
+	"github.com/kuota-dev/kuota/internal/workload"
 )
 
 // admit assumes the admission in the cache, then writes it: one status
 // write with the admission, QuotaReserved and (without admission checks)
 // Admitted, conditional on the workload being unchanged since the decision.
-// If the write fails the assumption is undone and the workload requeued.
+// If the write fails, or panics, the assumption is undone and the workload
+// requeued after a backoff (admissionFailed).
 func (s *Scheduler) admit(ctx context.Context, d *scheduling.Decision, snap *state.Snapshot, now time.Time) {
 	w := d.Workload
 	cq := snap.ClusterQueues[w.ClusterQueue]
@@ -39,27 +42,35 @@ func (s *Scheduler) admit(ctx context.Context, d *scheduling.Decision, snap *sta
 	}
 	s.pending.forget(w.Key)
 	s.pool.Go(func() {
-		defer s.recoverWrite(w.Key.String())
+		settled := false
+		defer s.recoverWrite(w.Key.String(), func(err error) {
+			if !settled {
+				s.admissionFailed(ctx, w, err, now)
+			}
+		})
 		unlock := s.locks.lock(w.Key)
 		defer unlock()
-		wl, err := s.admissionBase(ctx, w.Key, w.UID, w.ResourceVersion)
-		if err == nil {
-			st := apply.Reserve(wl, admission, checks, metav1.NewTime(now))
-			err = s.Writer.WorkloadStatus(ctx, wl, st, apply.AdmissionManager)
-		}
+		wctx, cancel := s.writeContext(ctx)
+		defer cancel()
+		wl, err := s.admissionBase(wctx, w.Key, w.UID, w.ResourceVersion)
 		if err != nil {
-			if permanent(err) {
-				// Held back before Forget queues it again.
-				s.rejected(ctx, w, err, now)
-			} else {
-				s.log.Info("admission not written, requeued", "workload", w.Key, "error", err.Error())
-			}
+			// Nothing was sent: the decision is stale, and the workload is
+			// decided again on what the informer shows now.
+			settled = true
+			s.log.Info("admission not written, requeued", "workload", w.Key, "error", err.Error())
 			s.Cache.Forget(w.Key)
 			return
 		}
+		st := apply.Reserve(wl, admission, checks, metav1.NewTime(now))
+		if err := s.Writer.WorkloadStatus(wctx, wl, st, apply.AdmissionManager); err != nil {
+			s.admissionFailed(ctx, w, err, now)
+			return
+		}
+		settled = true
 		s.refusals.succeeded(w.Key)
+		s.retries.succeeded(w.Key)
 		if w.Replaces != nil {
-			s.finishReplaced(ctx, wl, w.Replaces, now)
+			s.finishReplaced(wctx, wl, w.Replaces, now)
 		}
 		waited := now.Sub(lifecycle.QueuedSince(wl))
 		s.Recorder.Eventf(wl, corev1.EventTypeNormal, "QuotaReserved", "Quota reserved in ClusterQueue %s, wait time since queued was %.0fs",
@@ -71,6 +82,20 @@ func (s *Scheduler) admit(ctx context.Context, d *scheduling.Decision, snap *sta
 			metrics.Admitted(labels, waited)
 		}
 	})
+}
+
+// admissionFailed undoes an admission whose write failed (or panicked):
+// the workload is held back, for a refusal for good as rejected says and
+// otherwise for its retry backoff, then its reservation is forgotten and
+// it queues again.
+func (s *Scheduler) admissionFailed(ctx context.Context, w *workload.Info, err error, now time.Time) {
+	// Held back before Forget queues it again.
+	if permanent(err) {
+		s.rejected(ctx, w, err, now)
+	} else {
+		s.Cache.HoldBack(w.Key, s.retryLater(ctx, w.Key, w.UID, "admission", err))
+	}
+	s.Cache.Forget(w.Key)
 }
 
 // admissionBase reads the workload an admission decided on version decided
@@ -94,8 +119,15 @@ func (s *Scheduler) admissionBase(ctx context.Context, key types.NamespacedName,
 	return &wl, nil
 }
 
-func (s *Scheduler) recoverWrite(what string) {
+// recoverWrite, deferred by a write sent to the pool, turns a panic into
+// a failure of that write: it is logged and undo (when not nil) undoes
+// what the scheduler assumed of the write, as a returned error would.
+func (s *Scheduler) recoverWrite(what string, undo func(error)) {
 	if p := recover(); p != nil {
-		s.log.Error(fmt.Errorf("panic: %v", p), "status write failed", "object", what)
+		err := fmt.Errorf("panic: %v", p)
+		s.log.Error(err, "status write failed", "object", what, "stack", string(debug.Stack()))
+		if undo != nil {
+			undo(err)
+		}
 	}
 }

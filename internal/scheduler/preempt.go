@@ -17,6 +17,7 @@ import (
 	"github.com/kuota-dev/kuota/internal/metrics"
 	"github.com/kuota-dev/kuota/internal/report"
 	"github.com/kuota-dev/kuota/internal/scheduling"
+	"github.com/kuota-dev/kuota/internal/workload"
 )
 
 // preempt evicts the victims chosen for a workload (those not already being
@@ -32,11 +33,22 @@ func (s *Scheduler) preempt(ctx context.Context, d *scheduling.Decision, now tim
 		s.Cache.MarkEvicting(victim.Key, now.UnixNano())
 		msg := fmt.Sprintf("Preempted to accommodate a workload (UID: %s) due to %s", w.UID, preemptionCause(reason))
 		s.pool.Go(func() {
-			defer s.recoverWrite(victim.Key.String())
-			if err := s.evict(ctx, victim.Key, w.ClusterQueue, reason, msg, now); err != nil && permanent(err) {
-				// The preemptor would choose the same victim again at once.
-				s.rejected(ctx, w, fmt.Errorf("evicting %s: %w", victim.Key, err), now)
+			defer s.recoverWrite(victim.Key.String(), func(err error) {
+				s.Cache.UnmarkEvicting(victim.Key)
+				s.evictionFailed(ctx, w, victim.Key, victim.UID, err, now)
+			})
+			if until, wait := s.retries.waiting(victim.Key, now); wait {
+				// The victim's last writes failed: not before its backoff.
+				s.Cache.UnmarkEvicting(victim.Key)
+				s.Cache.HoldBack(w.Key, until)
+				return
 			}
+			err := s.evict(ctx, victim.Key, w.ClusterQueue, reason, msg, now)
+			if err != nil {
+				s.evictionFailed(ctx, w, victim.Key, victim.UID, err, now)
+				return
+			}
+			s.retries.succeeded(victim.Key)
 		})
 	}
 	preempting := *w
@@ -44,6 +56,19 @@ func (s *Scheduler) preempt(ctx context.Context, d *scheduling.Decision, now tim
 	preempting.Hint = d.Hint()
 	s.Cache.Requeue(&preempting)
 	s.writePending(ctx, d, now)
+}
+
+// evictionFailed holds back a preemptor whose victim's eviction failed:
+// it would choose the same victim again at once. A refusal for good holds
+// it back as rejected says, any other failure for the victim's retry
+// backoff.
+func (s *Scheduler) evictionFailed(ctx context.Context, preemptor *workload.Info, victim types.NamespacedName, uid types.UID, err error, now time.Time) {
+	err = fmt.Errorf("evicting %s: %w", victim, err)
+	if permanent(err) {
+		s.rejected(ctx, preemptor, err, now)
+		return
+	}
+	s.Cache.HoldBack(preemptor.Key, s.retryLater(ctx, victim, uid, "eviction", err))
 }
 
 // evictAttempts bounds the retries of an eviction write that conflicts
@@ -60,6 +85,8 @@ const evictAttempts = 3
 func (s *Scheduler) evict(ctx context.Context, key types.NamespacedName, preemptor kueue.ClusterQueueReference, reason, msg string, now time.Time) error {
 	unlock := s.locks.lock(key)
 	defer unlock()
+	ctx, cancel := s.writeContext(ctx)
+	defer cancel()
 	var err error
 	var reader client.Reader = s.Client
 	if s.APIReader != nil {

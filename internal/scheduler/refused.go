@@ -53,8 +53,8 @@ func (s *Scheduler) writePending(ctx context.Context, d *scheduling.Decision, no
 // deferred and coalesced (see pendingWrites): most workloads are admitted
 // before it is due and never get one.
 func (s *Scheduler) writeWaiting(ctx context.Context, w *workload.Info, reason string, explain func() string, warn bool, now time.Time) {
-	s.pending.note(w.Key, reason, now, func() pendingNote {
-		n := pendingNote{reason: reason, message: explain(), warn: warn, shape: w.Shape}
+	s.pending.note(w.Key, w.UID, reason, now, func() pendingNote {
+		n := pendingNote{uid: w.UID, reason: reason, message: explain(), warn: warn, shape: w.Shape}
 		if w.Replaces != nil {
 			n.counts = w.Replaces.Counts
 		}
@@ -67,17 +67,26 @@ func (s *Scheduler) writeWaiting(ctx context.Context, w *workload.Info, reason s
 // noted in the cache, so that an admission decided just before it still
 // goes through.
 func (s *Scheduler) sendPending(ctx context.Context, key types.NamespacedName, n pendingNote, now time.Time) {
-	defer s.recoverWrite(key.String())
+	defer s.recoverWrite(key.String(), func(err error) {
+		s.Cache.Untold(key)
+		s.retryLater(ctx, key, n.uid, "pending status", err)
+	})
 	unlock := s.locks.lock(key)
 	defer unlock()
 	if s.Cache.Assumed(key) {
 		return
 	}
+	if _, wait := s.retries.waiting(key, now); wait {
+		// The workload's last writes failed: this note waits for the next
+		// refusal after the backoff.
+		s.Cache.Untold(key)
+		return
+	}
 	var wl kueue.Workload
 	if err := s.Client.Get(ctx, key, &wl); err != nil || wl.Status.Admission != nil || !lifecycle.Active(&wl) ||
-		meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
-		// Admitted, gone, deactivated or finished meanwhile: the note is
-		// stale.
+		meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) || (n.uid != "" && wl.UID != n.uid) {
+		// Admitted, gone, deactivated, finished or created again
+		// meanwhile: the note is stale.
 		if err != nil {
 			s.Cache.Untold(key)
 		}
@@ -92,12 +101,15 @@ func (s *Scheduler) sendPending(ctx context.Context, key types.NamespacedName, n
 	if !changed && wl.ResourceVersion == seen {
 		return
 	}
-	rv, err := s.Writer.WorkloadStatusVersion(ctx, &wl, st, apply.AdmissionManager)
+	wctx, cancel := s.writeContext(ctx)
+	defer cancel()
+	rv, err := s.Writer.WorkloadStatusVersion(wctx, &wl, st, apply.AdmissionManager)
 	if err != nil {
-		s.log.V(2).Info("pending status not written", "workload", key, "error", err.Error())
 		s.Cache.Untold(key) // a blocked workload is told again next cycle
+		s.retryLater(ctx, key, wl.UID, "pending status", err)
 		return
 	}
+	s.retries.succeeded(key)
 	s.pending.written(key, n.reason, now)
 	s.Cache.NoteOwnWrite(key, wl.ResourceVersion, rv)
 	if n.warn {

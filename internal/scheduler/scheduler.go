@@ -10,7 +10,9 @@
 // while every other workload keeps being scheduled; an admission write the
 // API server refuses for good (invalid, forbidden, denied by a webhook or
 // a policy) is retried with a growing backoff and reported on the
-// workload; cycles that make no progress slow down.
+// workload; any other failed write (a 5xx, a 429, a timeout, a conflict)
+// undoes what was assumed and is retried after a per-workload backoff with
+// jitter (backoff.go); cycles that make no progress slow down.
 package scheduler
 
 import (
@@ -53,6 +55,9 @@ type Scheduler struct {
 	Barrier func(ctx context.Context) error
 	// Writers is the number of parallel status writers (default 32).
 	Writers int
+	// WriteTimeout bounds each write (default 15 s): one the API server
+	// does not answer fails and is retried after a backoff (backoff.go).
+	WriteTimeout time.Duration
 	// Now returns the current time; time.Now when nil.
 	Now func() time.Time
 	// OnCycle, when set, is called after each cycle (tests).
@@ -70,6 +75,9 @@ type Scheduler struct {
 	pending  *pendingWrites
 	locks    keyLocks
 	refusals rejections
+	retries  retries
+	// prunedAt is when pruneGone last ran.
+	prunedAt time.Time
 	cycles   atomic.Uint64
 	// spare is the memory of the last cycle's decisions, handed to the
 	// next cycle's (scheduling.DecideInto).
@@ -190,6 +198,7 @@ func (s *Scheduler) cycle(ctx context.Context) bool {
 	s.cycles.Add(1)
 	metrics.SchedulingCycle()
 	start := s.now()
+	s.pruneGone(start)
 	snap, queues := s.Cache.Snapshot(start.UnixNano())
 	queues = s.Cache.SkipIdle(snap, queues)
 	if len(queues) == 0 {

@@ -53,6 +53,13 @@ func (e *Env) StartManagerPrepared(cfg *configapi.Configuration, prepare func(*a
 	return e.startManager(cfg, nil, prepare)
 }
 
+// StartManagerWithPrepared is StartManager with both override (of the
+// options, before the manager is built) and prepare (of the built manager,
+// before it starts); either may be nil.
+func (e *Env) StartManagerWithPrepared(cfg *configapi.Configuration, override func(*app.Options), prepare func(*app.Manager)) (*Manager, error) {
+	return e.startManager(cfg, override, prepare)
+}
+
 func (e *Env) startManager(cfg *configapi.Configuration, override func(*app.Options), prepare func(*app.Manager)) (*Manager, error) {
 	opts := app.Options{RestConfig: e.Config, Config: cfg,
 		MetricsBindAddress: ptr.To("0"), HealthBindAddress: ptr.To("0"), SecureMetrics: ptr.To(false),
