@@ -3,6 +3,7 @@ package apply
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -32,6 +33,10 @@ func Reserve(wl *kueue.Workload, admission *kueue.Admission, checks []kueue.Admi
 	}
 	st.AdmissionChecks = resetChecks(st.AdmissionChecks, checks, now)
 	st.ResourceRequests = nil
+	// The failed nodes of an earlier assignment are not this one's (a
+	// client that cleared the reservation may have kept them, as Kueue's
+	// scalability runner does).
+	st.UnhealthyNodes = nil
 	if len(checks) == 0 {
 		SetCondition(&st.Conditions, kueue.WorkloadAdmitted, metav1.ConditionTrue, kueue.WorkloadReasonAdmitted,
 			"The workload is admitted", gen, now)
@@ -94,6 +99,27 @@ func Evict(wl *kueue.Workload, reason string, cause kueue.EvictionUnderlyingCaus
 	meta.RemoveStatusCondition(&st.Conditions, kueue.WorkloadDeactivationTarget)
 	countEviction(st, reason, cause)
 	return st
+}
+
+// MaxUnhealthyNodes is how many nodes status.unhealthyNodes may name.
+const MaxUnhealthyNodes = 8
+
+// AddUnhealthyNodes names the failed nodes in status.unhealthyNodes, after
+// those it names already, up to MaxUnhealthyNodes. The list is a map keyed
+// by name: server-side apply refuses a list with a name twice (and a
+// refused write retried as it is fails for ever), so a node is named once.
+func AddUnhealthyNodes(st *kueue.WorkloadStatus, nodes []string) {
+	names := make([]string, 0, len(st.UnhealthyNodes)+len(nodes))
+	for _, n := range st.UnhealthyNodes {
+		names = append(names, n.Name)
+	}
+	var out []kueue.UnhealthyNode
+	for _, name := range append(names, nodes...) {
+		if len(out) < MaxUnhealthyNodes && !slices.ContainsFunc(out, func(u kueue.UnhealthyNode) bool { return u.Name == name }) {
+			out = append(out, kueue.UnhealthyNode{Name: name})
+		}
+	}
+	st.UnhealthyNodes = out
 }
 
 func countEviction(st *kueue.WorkloadStatus, reason string, cause kueue.EvictionUnderlyingCause) {

@@ -1,6 +1,8 @@
 package apply
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -50,3 +52,41 @@ func TestLosingTheAdmissionResetsPodsReady(t *testing.T) {
 }
 
 func first(st *kueue.WorkloadStatus, _ bool) *kueue.WorkloadStatus { return st }
+
+// status.unhealthyNodes is a list-map keyed by name: the builder never
+// names a node twice, whether it was already named (a workload evicted
+// again with the failed nodes its status still names) or named twice in
+// one call, and keeps at most MaxUnhealthyNodes.
+func TestUnhealthyNodesNameEachNodeOnce(t *testing.T) {
+	st := &kueue.WorkloadStatus{UnhealthyNodes: []kueue.UnhealthyNode{{Name: "node-11"}}}
+	AddUnhealthyNodes(st, []string{"node-11", "node-2", "node-2"})
+	if got := unhealthyNames(st); !slices.Equal(got, []string{"node-11", "node-2"}) {
+		t.Errorf("unhealthyNodes %v, want node-11 and node-2 once each", got)
+	}
+	var many []string
+	for i := range 2 * MaxUnhealthyNodes {
+		many = append(many, fmt.Sprintf("n%d", i%(MaxUnhealthyNodes+2)))
+	}
+	st = &kueue.WorkloadStatus{}
+	AddUnhealthyNodes(st, many)
+	if got := unhealthyNames(st); len(got) != MaxUnhealthyNodes || got[0] != "n0" || got[MaxUnhealthyNodes-1] != fmt.Sprintf("n%d", MaxUnhealthyNodes-1) {
+		t.Errorf("unhealthyNodes %v, want the first %d nodes", got, MaxUnhealthyNodes)
+	}
+}
+
+// A new reservation starts with no failed nodes: those a client kept
+// while clearing the last reservation are not the new assignment's.
+func TestReserveClearsUnhealthyNodes(t *testing.T) {
+	wl := &kueue.Workload{Status: kueue.WorkloadStatus{UnhealthyNodes: []kueue.UnhealthyNode{{Name: "node-11"}}}}
+	if st := Reserve(wl, &kueue.Admission{ClusterQueue: "cq"}, nil, metav1.Now()); st.UnhealthyNodes != nil {
+		t.Errorf("unhealthyNodes %v kept into a new reservation", st.UnhealthyNodes)
+	}
+}
+
+func unhealthyNames(st *kueue.WorkloadStatus) []string {
+	var out []string
+	for _, n := range st.UnhealthyNodes {
+		out = append(out, n.Name)
+	}
+	return out
+}

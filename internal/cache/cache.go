@@ -72,9 +72,10 @@ type Cache struct {
 	// idle holds the cohort trees whose last cycle changed nothing
 	// (idle.go).
 	idle idleTrees
-	// poisoned holds workloads set aside after deciding them failed, with
-	// the generation they were set aside at.
-	poisoned map[Key]int64
+	// poisoned holds workloads set aside after deciding them failed: the
+	// object (its UID) and the generation they were set aside at. A
+	// workload deleted, or recreated under the same name, is not set aside.
+	poisoned map[Key]poison
 	// replacers maps an elastic job's admitted slice to the slice that
 	// replaces it (slices.go).
 	replacers map[Key]Key
@@ -111,7 +112,7 @@ func New(opts lifecycle.Options) *Cache {
 		byLocal:    map[LocalQueueKey]map[Key]struct{}{},
 		assumed:    map[Key]string{},
 		own:        map[Key]ownChain{},
-		poisoned:   map[Key]int64{},
+		poisoned:   map[Key]poison{},
 		replacers:  map[Key]Key{},
 		runtimes:   runtimeHistory{},
 		fair:       fairAdmission{ledgers: map[LocalQueueKey]*afs.Ledger{}, weights: map[LocalQueueKey]float64{}},

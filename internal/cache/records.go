@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"k8s.io/apimachinery/pkg/types"
+
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/lifecycle"
 	"github.com/kuota-dev/kuota/internal/state"
@@ -35,12 +37,26 @@ func (c *Cache) OnGone(f func(*kueue.Workload, *state.Admitted)) { c.onGone = f 
 
 // DeleteWorkload forgets a workload that is gone from the API server; its
 // quota, if any, is freed.
+//
+// Everything the cache remembers of the workload goes with it (whether it
+// was set aside, what the scheduler assumed or wrote, the slice it
+// replaces), so that a workload created again under the same name starts
+// afresh.
 func (c *Cache) DeleteWorkload(key Key) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	r, had := c.records[key]
 	c.unrecordLocked(key)
 	c.evictions.released(key)
-	if c.dropLocked(key) {
+	delete(c.poisoned, key)
+	changed := c.dropLocked(key)
+	var replaced Key
+	isSlice := false
+	if had {
+		replaced, isSlice = lifecycle.ReplacedSlice(r.obj)
+	}
+	c.slicesMovedLocked(key, lifecycle.Gone, replaced, isSlice)
+	if changed {
 		c.notify()
 	}
 }
@@ -59,8 +75,8 @@ func (c *Cache) placeLocked(wl *kueue.Workload) *state.Admitted {
 		// The slice that replaces it holds the job's quota now.
 		place = lifecycle.Aside
 	}
-	if gen, ok := c.poisoned[key]; ok {
-		if gen != wl.Generation || place != lifecycle.Queued {
+	if p, ok := c.poisoned[key]; ok {
+		if p != (poison{uid: wl.UID, generation: wl.Generation}) || place != lifecycle.Queued {
 			delete(c.poisoned, key)
 		} else {
 			place = lifecycle.Aside
@@ -186,4 +202,20 @@ func (c *Cache) Workloads() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.records)
+}
+
+// Unrecorded returns those of the workloads (by key, with the UID they
+// had) that the cache no longer records under that UID: deleted, finished,
+// or created again since. Whoever remembers something of them can let it
+// go.
+func (c *Cache) Unrecorded(workloads map[Key]types.UID) []Key {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Key
+	for key, uid := range workloads {
+		if r, ok := c.records[key]; !ok || r.obj.UID != uid {
+			out = append(out, key)
+		}
+	}
+	return out
 }

@@ -35,7 +35,7 @@ func (c *Cache) ReplaceNodes(key Key, nodes []string) (*kueue.Admission, string)
 	adm := r.obj.Status.Admission.DeepCopy()
 	for i := range adm.PodSetAssignments {
 		psa := &adm.PodSetAssignments[i]
-		if len(psa.Flavors) == 0 || !placesOn(psa, failed) {
+		if len(psa.Flavors) == 0 || !slices.ContainsFunc(c.state.AssignedNodes(psa.TopologyAssignment), func(n string) bool { return failed[n] }) {
 			continue
 		}
 		flavor := lifecycle.TopologyFlavor(psa)
@@ -44,7 +44,7 @@ func (c *Cache) ReplaceNodes(key Key, nodes []string) (*kueue.Admission, string)
 			return nil, fmt.Sprintf("the topology of flavor %s is not known", flavor)
 		}
 		within, layers := topologyOf(r.obj, psa.Name)
-		moved, why := tree.Replace(psa.TopologyAssignment, lifecycle.PerPod(psa), failed, within, layers, c.state.GoneNodeLabels(nodes))
+		moved, why := tree.Replace(psa.TopologyAssignment, lifecycle.PerPod(psa), c.state.FailedNodes(nodes), within, layers)
 		if moved == nil {
 			return nil, fmt.Sprintf("PodSet %s: %s", psa.Name, why)
 		}
@@ -66,12 +66,6 @@ func (c *Cache) Refresh(key Key) {
 	if r, ok := c.records[key]; ok {
 		c.placeLocked(r.obj)
 	}
-}
-
-// placesOn reports whether a PodSet's topology assignment names a node of
-// the set.
-func placesOn(psa *kueue.PodSetAssignment, nodes map[string]bool) bool {
-	return slices.ContainsFunc(tas.Nodes(psa.TopologyAssignment), func(n string) bool { return nodes[n] })
 }
 
 // topologyOf is what a replacement keeps of a PodSet's topology request:

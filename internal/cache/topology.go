@@ -84,7 +84,7 @@ func (c *Cache) nodeChecksLocked(wl *kueue.Workload) map[string]lifecycle.NodeCh
 	if wl.Status.Admission == nil || wl.Status.ClusterName != nil {
 		return nil // no placement, or MultiKueue's: the nodes are the worker's
 	}
-	assigned := lifecycle.AssignedNodes(wl.Status.Admission)
+	assigned := lifecycle.AssignedNodes(wl.Status.Admission, c.state.AssignedNodes)
 	if len(assigned) == 0 {
 		return nil
 	}

@@ -59,7 +59,7 @@ func (c *Cache) dropLocked(key Key) bool {
 	delete(c.assumed, key)
 	delete(c.own, key)
 	_, queued := c.queues.Get(key)
-	c.queues.Delete(key)
+	c.queues.Forget(key)
 	return c.releaseLocked(key) != nil || queued
 }
 
@@ -345,8 +345,14 @@ func (c *Cache) SetAside(key types.NamespacedName) {
 	if !ok {
 		return
 	}
-	c.poisoned[key] = r.obj.Generation
+	c.poisoned[key] = poison{uid: r.obj.UID, generation: r.obj.Generation}
 	c.placeLocked(r.obj)
+}
+
+// poison is the object and generation a workload was set aside at.
+type poison struct {
+	uid        types.UID
+	generation int64
 }
 
 // UnparkAll releases every parked workload without waking the scheduler:

@@ -11,7 +11,6 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/state"
-	"github.com/kuota-dev/kuota/internal/tas"
 )
 
 // NodeGrace is how long a pod stays on a node the node controller tainted
@@ -51,14 +50,16 @@ func (p *NodePods) podsGone() bool {
 }
 
 // AssignedNodes lists, per node, the PodSets an admission places there by
-// topology (assignments at the hostname level only).
-func AssignedNodes(adm *kueue.Admission) map[string][]kueue.PodSetReference {
+// topology (assignments at the hostname level only). nodesOf names the
+// nodes of an assignment (State.AssignedNodes): its domains name hosts by
+// their host name label, which is not always the node's name.
+func AssignedNodes(adm *kueue.Admission, nodesOf func(*kueue.TopologyAssignment) []string) map[string][]kueue.PodSetReference {
 	if adm == nil {
 		return nil
 	}
 	var out map[string][]kueue.PodSetReference
 	for _, psa := range adm.PodSetAssignments {
-		for _, node := range tas.Nodes(psa.TopologyAssignment) {
+		for _, node := range nodesOf(psa.TopologyAssignment) {
 			if out == nil {
 				out = map[string][]kueue.PodSetReference{}
 			}

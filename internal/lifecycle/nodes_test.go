@@ -19,12 +19,12 @@ func TestAssignedNodesReadsHostnameAssignments(t *testing.T) {
 	b := newWL().reserved("cq", true)
 	b.wl.Status.Admission.PodSetAssignments[0].TopologyAssignment = tas.Encode([]string{corev1.LabelHostname},
 		[]tas.Domain{{Values: []string{"n1"}, Count: 1}, {Values: []string{"n2"}, Count: 1}})
-	got := AssignedNodes(b.wl.Status.Admission)
+	got := AssignedNodes(b.wl.Status.Admission, tas.Nodes)
 	if len(got) != 2 || !slices.Equal(got["n1"], []kueue.PodSetReference{"main"}) || !slices.Equal(got["n2"], []kueue.PodSetReference{"main"}) {
 		t.Errorf("assigned nodes %v, want n1 and n2 for main", got)
 	}
 	b.wl.Status.Admission.PodSetAssignments[0].TopologyAssignment = tas.Encode([]string{"rack"}, []tas.Domain{{Values: []string{"r1"}, Count: 2}})
-	if got := AssignedNodes(b.wl.Status.Admission); got != nil {
+	if got := AssignedNodes(b.wl.Status.Admission, tas.Nodes); got != nil {
 		t.Errorf("a rack-level assignment names nodes: %v", got)
 	}
 }

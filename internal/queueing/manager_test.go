@@ -256,3 +256,27 @@ func TestBlockedWorkloadsAreToldOnce(t *testing.T) {
 		t.Errorf("a copy of a told workload told again: %v", got)
 	}
 }
+
+// A hold outlives the workload leaving its queue on admission (the
+// admission may be undone), but not the workload being gone: one created
+// again under the same name is a candidate at once.
+func TestForgottenWorkloadLosesItsHold(t *testing.T) {
+	m := newManager()
+	m.AddOrUpdate(info("w", 0, 10, 1))
+	m.HoldBack(types.NamespacedName{Namespace: "ns", Name: "w"}, 1000)
+	m.Delete(types.NamespacedName{Namespace: "ns", Name: "w"})
+	m.AddOrUpdate(info("w", 0, 10, 1))
+	if got := names(m.Candidates(100))["cq"]; len(got) != 0 {
+		t.Fatalf("candidates %v: the hold went with the admission", got)
+	}
+	m.Forget(types.NamespacedName{Namespace: "ns", Name: "w"})
+	again := info("w", 0, 20, 1)
+	again.UID = "w-again"
+	m.AddOrUpdate(again)
+	if got := names(m.Candidates(100))["cq"]; !equal(got, []string{"w"}) {
+		t.Fatalf("candidates %v, want the workload created again", got)
+	}
+	if next := m.NextRequeueAt(100); next != 0 {
+		t.Fatalf("a hold at %d is left after the workload was forgotten", next)
+	}
+}

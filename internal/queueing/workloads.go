@@ -135,10 +135,26 @@ func (m *Manager) unindex(e *entry) {
 	}
 }
 
-// Delete removes a workload (admitted, finished or deleted).
+// Delete removes a workload from its queue (admitted, finished or
+// deleted). A hold (HoldBack) stays: it applies when the workload comes
+// back.
 func (m *Manager) Delete(key types.NamespacedName) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.deleteLocked(key)
+}
+
+// Forget removes a workload that is gone (finished or deleted) with all
+// the manager remembers of it, its hold included: a workload created
+// again under the same name is not held back.
+func (m *Manager) Forget(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.deleteLocked(key)
+	delete(m.heldUntil, key)
+}
+
+func (m *Manager) deleteLocked(key types.NamespacedName) {
 	e, ok := m.workloads[key]
 	if !ok {
 		return

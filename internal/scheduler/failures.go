@@ -102,22 +102,33 @@ func (s *Scheduler) setAside(ctx context.Context, w *workload.Info, cause error,
 	s.writeWaiting(ctx, w, reasonInternalError, func() string { return msg }, true, now)
 }
 
-// rejections counts, per workload, the admission writes the API server
-// refused for good.
+// rejections counts, per workload (the object of one UID), the admission
+// writes the API server refused for good.
 type rejections struct {
 	mu    sync.Mutex
-	count map[types.NamespacedName]int
+	count map[types.NamespacedName]rejection
 }
 
-// fail counts one more refusal and returns the count.
-func (r *rejections) fail(key types.NamespacedName) int {
+type rejection struct {
+	uid types.UID
+	n   int
+}
+
+// fail counts one more refusal and returns the count. A workload created
+// again under the same name counts from one.
+func (r *rejections) fail(key types.NamespacedName, uid types.UID) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.count == nil {
-		r.count = map[types.NamespacedName]int{}
+		r.count = map[types.NamespacedName]rejection{}
 	}
-	r.count[key]++
-	return r.count[key]
+	c := r.count[key]
+	if c.uid != uid {
+		c = rejection{uid: uid}
+	}
+	c.n++
+	r.count[key] = c
+	return c.n
 }
 
 // succeeded forgets the refusals of a workload.
@@ -127,16 +138,58 @@ func (r *rejections) succeeded(key types.NamespacedName) {
 	delete(r.count, key)
 }
 
+// prune forgets the refusals of the workloads unrecorded names (by key
+// and UID): deleted, finished, or created again since.
+func (r *rejections) prune(unrecorded func(map[types.NamespacedName]types.UID) []types.NamespacedName) {
+	r.mu.Lock()
+	known := make(map[types.NamespacedName]types.UID, len(r.count))
+	for key, c := range r.count {
+		known[key] = c.uid
+	}
+	r.mu.Unlock()
+	if len(known) == 0 {
+		return
+	}
+	gone := unrecorded(known)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, key := range gone {
+		if c, ok := r.count[key]; ok && c.uid == known[key] {
+			delete(r.count, key)
+		}
+	}
+}
+
+// pruneEvery is how often the scheduler forgets what it remembers of
+// workloads that are gone (refusals, notes of why they wait).
+const pruneEvery = time.Minute
+
+// pruneGone forgets, at most once every pruneEvery, the refusals and
+// pending notes of the workloads the cache no longer records: a workload
+// deleted (or created again under its name) leaves nothing behind.
+func (s *Scheduler) pruneGone(now time.Time) {
+	if now.Sub(s.prunedAt) < pruneEvery {
+		return
+	}
+	s.prunedAt = now
+	s.refusals.prune(s.Cache.Unrecorded)
+	s.retries.prune(s.Cache.Unrecorded)
+	if s.pending != nil {
+		s.pending.prune(s.Cache.Unrecorded)
+	}
+}
+
 // permanent reports an error that retrying the same write cannot fix:
 // the API server, a webhook or a ValidatingAdmissionPolicy refused it.
-// Conflicts and NotFound are not: the next cycle decides on fresh data.
+// Conflicts, NotFound and server errors are not: they are retried after
+// the short backoff of backoff.go, on fresh data.
 func permanent(err error) bool {
 	return apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) ||
 		apierrors.IsMethodNotSupported(err) || apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsUnauthorized(err)
 }
 
 // rejectedBackoff is the wait after the n-th refusal: 1 s doubling up to
-// 5 minutes.
+// 5 minutes (less a jitter, see jittered).
 func rejectedBackoff(n int) time.Duration {
 	return min(rejectedMax, rejectedBase<<min(n-1, 20))
 }
@@ -146,8 +199,8 @@ func rejectedBackoff(n int) time.Duration {
 // third refusal on it says why with QuotaReserved=False and a Warning
 // event.
 func (s *Scheduler) rejected(ctx context.Context, w *workload.Info, err error, now time.Time) {
-	n := s.refusals.fail(w.Key)
-	wait := rejectedBackoff(n)
+	n := s.refusals.fail(w.Key, w.UID)
+	wait := jittered(rejectedBackoff(n), s.retries.random())
 	s.Cache.HoldBack(w.Key, now.Add(wait))
 	s.log.Info("admission refused by the API server; retrying later", "workload", w.Key, "attempt", n, "wait", wait.String(), "error", err.Error())
 	if n < rejectedNoteAfter {

@@ -40,6 +40,8 @@ const (
 // notes wait for the rate limit, and the built requests were a tenth of
 // the manager's heap on the baseline benchmark.
 type pendingNote struct {
+	// uid is the object the note is about ("" for any).
+	uid             types.UID
 	reason, message string
 	warn            bool
 	shape           *workload.Shape
@@ -47,9 +49,10 @@ type pendingNote struct {
 	counts []int32
 }
 
-// pendingEntry is what is known of one workload: what was last written
-// and what waits in the queue.
+// pendingEntry is what is known of one workload (the object of that UID):
+// what was last written and what waits in the queue.
 type pendingEntry struct {
+	uid       types.UID
 	written   string
 	writtenAt time.Time
 	due       *pendingNote
@@ -83,20 +86,22 @@ func newPendingWrites(send func(types.NamespacedName, pendingNote, time.Time), n
 		messages: intern.New()}
 }
 
-// note records that the workload waits for reason; build gives the full
-// note, and is called only when a write will be due.
-func (p *pendingWrites) note(key types.NamespacedName, reason string, now time.Time, build func() pendingNote) {
+// note records that the workload (the object of that UID) waits for
+// reason; build gives the full note, and is called only when a write will
+// be due. A workload created again under the same name starts afresh.
+func (p *pendingWrites) note(key types.NamespacedName, uid types.UID, reason string, now time.Time, build func() pendingNote) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopped {
 		return
 	}
 	e := p.entries[key]
-	if e == nil {
+	if e == nil || e.uid != uid {
 		if len(p.entries) >= maxPendingEntries {
 			clear(p.entries)
 		}
-		e = &pendingEntry{}
+		// A note queued for the object before is skipped (next).
+		e = &pendingEntry{uid: uid}
 		p.entries[key] = e
 	}
 	if e.due != nil {
@@ -194,6 +199,26 @@ func (p *pendingWrites) forget(key types.NamespacedName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.entries, key)
+}
+
+// prune drops the records of the workloads unrecorded names (by key and
+// UID): deleted, finished, or created again since. Their notes are due no
+// more.
+func (p *pendingWrites) prune(unrecorded func(map[types.NamespacedName]types.UID) []types.NamespacedName) {
+	p.mu.Lock()
+	known := make(map[types.NamespacedName]types.UID, len(p.entries))
+	for key, e := range p.entries {
+		known[key] = e.uid
+	}
+	p.mu.Unlock()
+	gone := unrecorded(known)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, key := range gone {
+		if e := p.entries[key]; e != nil && e.uid == known[key] {
+			delete(p.entries, key)
+		}
+	}
 }
 
 // stop drops what is due and refuses new notes.

@@ -33,12 +33,12 @@ func TestFailedPendingWriteIsWrittenAgain(t *testing.T) {
 	now := time.Unix(1000, 0)
 	p := newPendingWrites(nil, nil)
 	key := types.NamespacedName{Namespace: "ns", Name: "wl"}
-	p.note(key, "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 4 cpu"))
+	p.note(key, "", "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 4 cpu"))
 	if _, n, _ := p.next(now.Add(pendingGrace)); n == nil {
 		t.Fatal("no note due after the grace")
 	} // the write fails: written is not called
 	now = now.Add(time.Minute)
-	p.note(key, "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 4 cpu"))
+	p.note(key, "", "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 4 cpu"))
 	if got := drain(p, now.Add(pendingGrace)); len(got) != 1 {
 		t.Fatalf("a note whose write failed was not written again: %+v", got)
 	}
@@ -49,9 +49,9 @@ func TestPendingWritesAreDeferredAndCoalesced(t *testing.T) {
 	p := newPendingWrites(nil, nil)
 	key := types.NamespacedName{Namespace: "ns", Name: "wl"}
 
-	p.note(key, "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 4 cpu"))
-	p.note(key, "WaitingForPreemptedWorkloads", now, noteOf("WaitingForPreemptedWorkloads", "preempting 1"))
-	p.note(key, "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 2 cpu"))
+	p.note(key, "", "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 4 cpu"))
+	p.note(key, "", "WaitingForPreemptedWorkloads", now, noteOf("WaitingForPreemptedWorkloads", "preempting 1"))
+	p.note(key, "", "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 2 cpu"))
 	if got := drain(p, now.Add(pendingGrace/2)); len(got) != 0 {
 		t.Fatalf("written before the grace period: %v", got)
 	}
@@ -65,17 +65,17 @@ func TestPendingWritesAreDeferredAndCoalesced(t *testing.T) {
 
 	// The same reason with a new message is not rewritten before the refresh.
 	now = now.Add(time.Minute)
-	p.note(key, "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 1 cpu"))
+	p.note(key, "", "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 1 cpu"))
 	if got := drain(p, now.Add(pendingGrace)); len(got) != 0 {
 		t.Fatalf("message-only change rewritten within the refresh period: %+v", got)
 	}
 	now = now.Add(messageRefresh)
-	p.note(key, "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 1 cpu"))
+	p.note(key, "", "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 1 cpu"))
 	if got := drain(p, now.Add(pendingGrace)); len(got) != 1 {
 		t.Fatalf("message not refreshed after %s: %+v", messageRefresh, got)
 	}
 	// A new reason is written (after the grace).
-	p.note(key, "ExceedsMaxQuota", now, noteOf("ExceedsMaxQuota", "too big"))
+	p.note(key, "", "ExceedsMaxQuota", now, noteOf("ExceedsMaxQuota", "too big"))
 	if got := drain(p, now.Add(pendingGrace)); len(got) != 1 || got[0].reason != "ExceedsMaxQuota" {
 		t.Fatalf("new reason not written: %+v", got)
 	}
@@ -85,14 +85,14 @@ func TestPendingWriteDroppedOnAdmission(t *testing.T) {
 	now := time.Unix(1000, 0)
 	p := newPendingWrites(nil, nil)
 	key := types.NamespacedName{Namespace: "ns", Name: "wl"}
-	p.note(key, "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 4 cpu"))
+	p.note(key, "", "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 4 cpu"))
 	p.forget(key)
 	if got := drain(p, now.Add(time.Hour)); len(got) != 0 {
 		t.Fatalf("written after the workload was admitted: %+v", got)
 	}
-	p.note(key, "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 4 cpu"))
+	p.note(key, "", "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 4 cpu"))
 	p.stop()
-	p.note(key, "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 4 cpu"))
+	p.note(key, "", "WaitingForQuota", now, noteOf("WaitingForQuota", "needs 4 cpu"))
 	if got := drain(p, now.Add(time.Hour)); len(got) != 0 {
 		t.Fatalf("written after stop: %+v", got)
 	}
@@ -106,8 +106,8 @@ func TestPendingWritesAreSentInOrder(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); p.run(ctx) }()
 	a, b := types.NamespacedName{Name: "a"}, types.NamespacedName{Name: "b"}
-	p.note(a, "WaitingForQuota", time.Now(), noteOf("WaitingForQuota", "x"))
-	p.note(b, "WaitingForQuota", time.Now(), noteOf("WaitingForQuota", "y"))
+	p.note(a, "", "WaitingForQuota", time.Now(), noteOf("WaitingForQuota", "x"))
+	p.note(b, "", "WaitingForQuota", time.Now(), noteOf("WaitingForQuota", "y"))
 	for _, want := range []types.NamespacedName{a, b} {
 		select {
 		case got := <-sent:
@@ -131,8 +131,8 @@ func TestWaitingNotesShareEqualMessages(t *testing.T) {
 		return pendingNote{reason: "WaitingForQuota", message: fmt.Sprintf("insufficient unused quota for %s", "cpu")}
 	}
 	a, b := types.NamespacedName{Namespace: "ns", Name: "a"}, types.NamespacedName{Namespace: "ns", Name: "b"}
-	p.note(a, "WaitingForQuota", now, built)
-	p.note(b, "WaitingForQuota", now, built)
+	p.note(a, "", "WaitingForQuota", now, built)
+	p.note(b, "", "WaitingForQuota", now, built)
 	got := drain(p, now.Add(pendingGrace))
 	if len(got) != 2 || got[0].message != "insufficient unused quota for cpu" {
 		t.Fatalf("notes %+v, want both with the message", got)

@@ -80,6 +80,9 @@ type tasState struct {
 	// gone keeps the labels of deleted nodes that admissions still place
 	// pods on, so that their pods can be moved within their domain.
 	gone map[string]map[string]string
+	// byHost lists the nodes by their host name label, which topology
+	// assignments name (not always the node's name, nor unique).
+	byHost map[string][]string
 }
 
 func newTASState() tasState {
@@ -118,27 +121,32 @@ func (s *State) DeleteTopology(name kueue.TopologyReference) {
 
 // SetNode records a node.
 func (s *State) SetNode(n *Node) {
+	if old, ok := s.tas.nodes[n.Name]; ok {
+		s.unindexHost(old)
+	}
 	s.tas.nodes[n.Name] = n
+	s.indexHost(n)
 	delete(s.tas.gone, n.Name)
 	s.tas.version++
 }
 
 // DeleteNode forgets a node. While admissions still place pods on it, its
-// labels are kept (GoneNodeLabels); those of other deleted nodes no
-// admission names any longer are dropped.
+// labels are kept (FailedNodes, AssignedNodes); those of other deleted
+// nodes no admission names any longer are dropped.
 func (s *State) DeleteNode(name string) {
 	n, ok := s.tas.nodes[name]
 	if !ok {
 		return
 	}
 	delete(s.tas.nodes, name)
+	s.unindexHost(n)
 	s.tas.version++
-	for g := range s.tas.gone {
-		if len(s.NodeHolders(g)) == 0 {
+	for g, labels := range s.tas.gone {
+		if len(s.holdersOn(g, labels)) == 0 {
 			delete(s.tas.gone, g)
 		}
 	}
-	if len(s.NodeHolders(name)) > 0 {
+	if len(s.holdersOn(name, n.Labels)) > 0 {
 		if s.tas.gone == nil {
 			s.tas.gone = map[string]map[string]string{}
 		}
@@ -146,19 +154,88 @@ func (s *State) DeleteNode(name string) {
 	}
 }
 
-// GoneNodeLabels returns the last known labels of those of the named nodes
-// that were deleted while admissions placed pods on them.
-func (s *State) GoneNodeLabels(names []string) map[string]map[string]string {
-	var out map[string]map[string]string
-	for _, name := range names {
-		if l, ok := s.tas.gone[name]; ok {
-			if out == nil {
-				out = map[string]map[string]string{}
-			}
-			out[name] = l
-		}
+// FailedNodes returns the named nodes with their labels: those the state
+// holds, or the last known ones of a node deleted while admissions placed
+// pods on it (none for a node never seen).
+func (s *State) FailedNodes(names []string) []tas.FailedNode {
+	out := make([]tas.FailedNode, len(names))
+	for i, name := range names {
+		out[i] = tas.FailedNode{Name: name, Labels: s.nodeLabels(name)}
 	}
 	return out
+}
+
+// nodeLabels returns a node's labels, or a deleted node's last known ones.
+func (s *State) nodeLabels(name string) map[string]string {
+	if n, ok := s.tas.nodes[name]; ok {
+		return n.Labels
+	}
+	return s.tas.gone[name]
+}
+
+// AssignedNodes returns the names of the nodes an assignment at the
+// hostname level places pods on, one per domain, in order (nil for an
+// assignment at another level). A domain names a node by its host name
+// label (and, when host names repeat, by every level), which need not be
+// the node's name: the node is the one whose labels carry the domain's
+// values, among the nodes the state holds and the deleted ones whose
+// labels it keeps. A domain no such node matches keeps its host name.
+func (s *State) AssignedNodes(a *kueue.TopologyAssignment) []string {
+	domains := tas.HostDomains(a)
+	if domains == nil {
+		return nil
+	}
+	out := make([]string, len(domains))
+	for i, d := range domains {
+		out[i] = s.nodeOf(a.Levels, d.Values)
+	}
+	return out
+}
+
+// nodeOf returns the name of the node a domain at levels is, or its host
+// name.
+func (s *State) nodeOf(levels, values []string) string {
+	host := values[len(values)-1]
+	for _, name := range s.tas.byHost[host] {
+		if tas.NodeInDomain(name, s.tas.nodes[name].Labels, levels, values) {
+			return name
+		}
+	}
+	if n, ok := s.tas.nodes[host]; ok && tas.NodeInDomain(host, n.Labels, levels, values) {
+		return host
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.tas.gone)) {
+		if tas.NodeInDomain(name, s.tas.gone[name], levels, values) {
+			return name
+		}
+	}
+	return host
+}
+
+// indexHost records a node under its host name label.
+func (s *State) indexHost(n *Node) {
+	host, ok := n.Labels[corev1.LabelHostname]
+	if !ok {
+		return
+	}
+	if s.tas.byHost == nil {
+		s.tas.byHost = map[string][]string{}
+	}
+	s.tas.byHost[host] = append(s.tas.byHost[host], n.Name)
+}
+
+// unindexHost forgets a node under its host name label.
+func (s *State) unindexHost(n *Node) {
+	host, ok := n.Labels[corev1.LabelHostname]
+	if !ok {
+		return
+	}
+	names := slices.DeleteFunc(s.tas.byHost[host], func(name string) bool { return name == n.Name })
+	if len(names) == 0 {
+		delete(s.tas.byHost, host)
+	} else {
+		s.tas.byHost[host] = names
+	}
 }
 
 // SetPodUsage records what a running pod that Kuota did not place by
@@ -450,13 +527,24 @@ func (s *State) Node(name string) (n *Node, found, synced bool) {
 }
 
 // NodeHolders lists the admissions whose topology assignments place pods
-// on the node (at the hostname level).
+// on the node (at the hostname level): a domain whose values the node's
+// labels (or a deleted node's last known ones) carry.
 func (s *State) NodeHolders(node string) []types.NamespacedName {
+	return s.holdersOn(node, s.nodeLabels(node))
+}
+
+func (s *State) holdersOn(node string, labels map[string]string) []types.NamespacedName {
 	var out []types.NamespacedName
 	for key, a := range s.tas.holders {
-		if slices.ContainsFunc(a.Topology, func(u TopologyUse) bool { return slices.Contains(tas.Nodes(u.Assignment), node) }) {
+		if slices.ContainsFunc(a.Topology, func(u TopologyUse) bool { return placesOn(u.Assignment, node, labels) }) {
 			out = append(out, key)
 		}
 	}
 	return out
+}
+
+// placesOn reports whether an assignment at the hostname level places pods
+// on the node.
+func placesOn(a *kueue.TopologyAssignment, node string, labels map[string]string) bool {
+	return slices.ContainsFunc(tas.HostDomains(a), func(d tas.Domain) bool { return tas.NodeInDomain(node, labels, a.Levels, d.Values) })
 }

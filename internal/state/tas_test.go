@@ -3,6 +3,7 @@ package state
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,7 +18,7 @@ const rackLabel = "example.com/rack"
 
 func tasNode(name, rack string, cpuMilli int64) *Node {
 	return &Node{Name: name, Labels: map[string]string{rackLabel: rack, "pool": "tas"}, Schedulable: true,
-		Allocatable: resources.Requests{corev1.ResourceCPU: cpuMilli, corev1.ResourcePods: 110 * resources.One}}
+		Allocatable: resources.Requests{corev1.ResourceCPU: cpuMilli, corev1.ResourcePods: 110}}
 }
 
 // newTASTestState has flavor "f" on the nodes of pool=tas, topology "topo" by
@@ -52,8 +53,8 @@ func TestTopologyTreeCountsNodesPodsAndAdmissions(t *testing.T) {
 		t.Fatal("8 one-CPU pods should fit in a rack of two 4-CPU nodes")
 	}
 	// A pod placed without topology takes 1 CPU on a1, and one on b1.
-	s.SetPodUsage(types.NamespacedName{Namespace: "x", Name: "p1"}, "a1", resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: resources.One})
-	s.SetPodUsage(types.NamespacedName{Namespace: "x", Name: "p2"}, "b1", resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: resources.One})
+	s.SetPodUsage(types.NamespacedName{Namespace: "x", Name: "p1"}, "a1", resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: 1})
+	s.SetPodUsage(types.NamespacedName{Namespace: "x", Name: "p2"}, "b1", resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: 1})
 	if fitsInOneRack(t, s.Snapshot(), 8) {
 		t.Fatal("other pods' requests should leave 7 CPUs per rack")
 	}
@@ -278,9 +279,9 @@ func TestTopologyTreesIncrementalMatchRebuild(t *testing.T) {
 }
 
 // A deleted node keeps its labels while an admission places pods on it
-// (so they can be moved within its domain), and not once none does, or
-// when it comes back.
-func TestGoneNodeLabels(t *testing.T) {
+// (so they can be moved within its domain), and not once none does; a
+// node that comes back has its own.
+func TestFailedNodesKeepTheLabelsOfDeletedOnes(t *testing.T) {
 	s := newTASTestState(t)
 	a := admitted("w", "cq", 2000)
 	a.Topology = []TopologyUse{{Flavor: "f", PerPod: resources.Requests{corev1.ResourceCPU: 1000},
@@ -290,18 +291,72 @@ func TestGoneNodeLabels(t *testing.T) {
 	}
 	s.DeleteNode("a1")
 	s.DeleteNode("b1")
-	got := s.GoneNodeLabels([]string{"a1", "b1"})
-	if len(got) != 1 || got["a1"][rackLabel] != "a" {
+	got := s.FailedNodes([]string{"a1", "b1"})
+	if len(got) != 2 || got[0].Labels[rackLabel] != "a" || got[1].Labels != nil {
 		t.Fatalf("want the labels of a1 only (it holds pods), got %v", got)
 	}
-	s.SetNode(tasNode("a1", "a", 4000))
-	if got := s.GoneNodeLabels([]string{"a1"}); got != nil {
-		t.Fatalf("a1 is back: %v", got)
+	back := tasNode("a1", "c", 4000)
+	s.SetNode(back)
+	if got := s.FailedNodes([]string{"a1"}); got[0].Labels[rackLabel] != "c" {
+		t.Fatalf("a1 is back in rack c: %v", got)
 	}
 	s.DeleteNode("a1")
 	s.Forget(a.Key)
 	s.DeleteNode("b2")
-	if got := s.GoneNodeLabels([]string{"a1"}); got != nil {
+	if got := s.FailedNodes([]string{"a1"}); got[0].Labels != nil {
 		t.Fatalf("no admission places pods on a1 any longer: %v", got)
+	}
+}
+
+// hostNode is a node in rack whose host name label is host, not its name.
+func hostNode(name, rack, host string) *Node {
+	n := tasNode(name, rack, 4000)
+	n.Labels[corev1.LabelHostname] = host
+	return n
+}
+
+// A topology assignment names hosts by their host name label, which need
+// not be the node's name and may repeat across racks (Kueue's scalability
+// runner: node-0 in every rack): the nodes are found by their labels,
+// deleted ones by their last labels, and the admissions placing pods on a
+// node are those of its own domains.
+func TestAssignedNodesAreFoundByTheirLabels(t *testing.T) {
+	s := New()
+	for _, n := range []*Node{hostNode("node-a-0", "a", "node-0"), hostNode("node-b-0", "b", "node-0"), hostNode("ip-10-0-0-1.internal", "a", "ip-10-0-0-1")} {
+		s.SetNode(n)
+	}
+	s.SetNode(tasNode("plain", "b", 4000)) // no host name label: named by its name
+	levels := []string{rackLabel, corev1.LabelHostname}
+	every := tas.Encode(levels, []tas.Domain{{Values: []string{"a", "node-0"}, Count: 1}, {Values: []string{"b", "node-0"}, Count: 1},
+		{Values: []string{"b", "plain"}, Count: 1}, {Values: []string{"b", "node-9"}, Count: 1}})
+	if got := s.AssignedNodes(every); !slices.Equal(got, []string{"node-a-0", "node-b-0", "plain", "node-9"}) {
+		t.Errorf("assigned nodes %v, want each domain's node (and the host name of one no node is)", got)
+	}
+	hostOnly := tas.Encode([]string{corev1.LabelHostname}, []tas.Domain{{Values: []string{"ip-10-0-0-1"}, Count: 2}})
+	if got := s.AssignedNodes(hostOnly); !slices.Equal(got, []string{"ip-10-0-0-1.internal"}) {
+		t.Errorf("assigned nodes %v, want the node whose host name it is", got)
+	}
+	if got := s.AssignedNodes(tas.Encode([]string{rackLabel}, []tas.Domain{{Values: []string{"a"}, Count: 2}})); got != nil {
+		t.Errorf("a rack-level assignment names nodes: %v", got)
+	}
+
+	a := admitted("w", "cq", 2000)
+	a.Topology = []TopologyUse{{Flavor: "f", PerPod: resources.Requests{corev1.ResourceCPU: 1000},
+		Assignment: tas.Encode(levels, []tas.Domain{{Values: []string{"b", "node-0"}, Count: 2}})}}
+	if err := s.Assume(a); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.NodeHolders("node-b-0"); len(got) != 1 {
+		t.Errorf("holders of node-b-0: %v, want w", got)
+	}
+	if got := s.NodeHolders("node-a-0"); len(got) != 0 {
+		t.Errorf("holders of node-a-0 (host name node-0 in rack a): %v, want none", got)
+	}
+	s.DeleteNode("node-b-0")
+	if got := s.AssignedNodes(a.Topology[0].Assignment); !slices.Equal(got, []string{"node-b-0"}) {
+		t.Errorf("assigned nodes after the deletion %v, want node-b-0 by its last labels", got)
+	}
+	if got := s.NodeHolders("node-b-0"); len(got) != 1 {
+		t.Errorf("holders of the deleted node-b-0: %v, want w", got)
 	}
 }

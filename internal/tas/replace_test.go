@@ -37,11 +37,11 @@ func TestReplace(t *testing.T) {
 	used.Use(a, oneCPU)
 
 	// Rack r2 has no room left for h4's 3 pods: a rack is required.
-	if got, why := used.Replace(a, oneCPU, map[string]bool{"h4": true}, rack, nil, nil); got != nil || !strings.Contains(why, "no room for the 3 pods") {
+	if got, why := used.Replace(a, oneCPU, []FailedNode{{Name: "h4"}}, rack, nil); got != nil || !strings.Contains(why, "no room for the 3 pods") {
 		t.Errorf("required rack without room: %v, %q", got, why)
 	}
 	// Anywhere: they go to rack r1.
-	got, why := used.Replace(a, oneCPU, map[string]bool{"h4": true}, "", nil, nil)
+	got, why := used.Replace(a, oneCPU, []FailedNode{{Name: "h4"}}, "", nil)
 	if got == nil {
 		t.Fatalf("anywhere: %s", why)
 	}
@@ -56,15 +56,15 @@ func TestReplace(t *testing.T) {
 	}
 	used = tree.Clone()
 	used.Use(b, resourcesCPU(3))
-	if got, why := used.Replace(b, resourcesCPU(1), map[string]bool{"h1": true}, rack, nil, nil); got == nil || show(t, got) != "h2:2" {
+	if got, why := used.Replace(b, resourcesCPU(1), []FailedNode{{Name: "h1"}}, rack, nil); got == nil || show(t, got) != "h2:2" {
 		t.Errorf("within the rack: %v %q", got, why)
 	}
 	// Every pod lost: the rack that fits them best.
-	if got, why := used.Replace(b, oneCPU, map[string]bool{"h1": true, "h2": true}, rack, nil, nil); got == nil || show(t, got) != "h5:2" {
+	if got, why := used.Replace(b, oneCPU, []FailedNode{{Name: "h1"}, {Name: "h2"}}, rack, nil); got == nil || show(t, got) != "h5:2" {
 		t.Errorf("all pods lost: %v %q", got, why)
 	}
 	// Nothing failed: the same assignment.
-	if got, _ := used.Replace(b, oneCPU, map[string]bool{"h5": true}, rack, nil, nil); got != b {
+	if got, _ := used.Replace(b, oneCPU, []FailedNode{{Name: "h5"}}, rack, nil); got != b {
 		t.Errorf("no failed node: %v", got)
 	}
 }
@@ -124,20 +124,20 @@ func TestReplaceKeepsSlices(t *testing.T) {
 		}
 	}
 	racks := map[string]int32{"r1": 4, "r2": 4}
-	got, why := used.Replace(a, oneCPU, map[string]bool{"h1": true}, "", []Slice{{Level: rack, Size: 4}}, nil)
+	got, why := used.Replace(a, oneCPU, []FailedNode{{Name: "h1"}}, "", []Slice{{Level: rack, Size: 4}})
 	check("rack slices", got, why, "h1", racks, 0)
-	got, why = used.Replace(a, oneCPU, map[string]bool{"h2": true}, "", []Slice{{Level: rack, Size: 4}, {Level: host, Size: 2}}, nil)
+	got, why = used.Replace(a, oneCPU, []FailedNode{{Name: "h2"}}, "", []Slice{{Level: rack, Size: 4}, {Level: host, Size: 2}})
 	check("rack slices of host slices", got, why, "h2", racks, 2)
 	b := Encode([]string{host}, []Domain{{Values: []string{"h1"}, Count: 4}, {Values: []string{"h4"}, Count: 4}})
 	usedB := tree.Clone()
 	usedB.Use(b, oneCPU)
-	got, why = usedB.Replace(b, oneCPU, map[string]bool{"h4": true}, "", []Slice{{Level: host, Size: 4}}, nil)
+	got, why = usedB.Replace(b, oneCPU, []FailedNode{{Name: "h4"}}, "", []Slice{{Level: host, Size: 4}})
 	check("host slices anywhere", got, why, "h4", nil, 4)
 
 	// Rack r1 is full but for the failed node: no room where the slice is.
 	full := used.Clone()
 	full.Use(Encode([]string{host}, []Domain{{Values: []string{"h2"}, Count: 2}, {Values: []string{"h3"}, Count: 4}}), oneCPU)
-	if got, why := full.Replace(a, oneCPU, map[string]bool{"h1": true}, "", []Slice{{Level: rack, Size: 4}}, nil); got != nil ||
+	if got, why := full.Replace(a, oneCPU, []FailedNode{{Name: "h1"}}, "", []Slice{{Level: rack, Size: 4}}); got != nil ||
 		!strings.Contains(why, "no room in "+rack+" r1") {
 		t.Errorf("rack r1 full: %v %q", got, why)
 	}
@@ -145,11 +145,89 @@ func TestReplaceKeepsSlices(t *testing.T) {
 	// labels are given.
 	gone := NewTree(hostLevels, append(nodes[1:3:3], nodes[3:]...)).Clone()
 	gone.Use(Encode([]string{host}, []Domain{{Values: []string{"h2"}, Count: 2}, {Values: []string{"h4"}, Count: 4}}), oneCPU)
-	if got, why := gone.Replace(a, oneCPU, map[string]bool{"h1": true}, "", []Slice{{Level: rack, Size: 4}}, nil); got != nil ||
+	if got, why := gone.Replace(a, oneCPU, []FailedNode{{Name: "h1"}}, "", []Slice{{Level: rack, Size: 4}}); got != nil ||
 		!strings.Contains(why, "node h1 is gone") {
 		t.Errorf("a deleted node: %v %q", got, why)
 	}
-	labels := map[string]map[string]string{"h1": {rack: "r1", host: "h1"}}
-	got, why = gone.Replace(a, oneCPU, map[string]bool{"h1": true}, "", []Slice{{Level: rack, Size: 4}}, labels)
+	withLabels := []FailedNode{{Name: "h1", Labels: map[string]string{block: "b1", rack: "r1", host: "h1"}}}
+	got, why = gone.Replace(a, oneCPU, withLabels, "", []Slice{{Level: rack, Size: 4}})
 	check("a deleted node with its labels", got, why, "h1", racks, 0)
+}
+
+// runnerNodes builds nodes as Kueue's scalability runner named them: node
+// names unique (node-b1-r1-n0), host names not (node-0, node-1 in every
+// rack), 2 cpus each.
+func runnerNodes(racks ...string) []Node {
+	var nodes []Node
+	for _, r := range racks {
+		for _, h := range []string{"node-0", "node-1"} {
+			n := worker("b1", r, "node-b1-"+r+"-n"+h[len(h)-1:], 2)
+			n.Labels[host] = h
+			nodes = append(nodes, n)
+		}
+	}
+	return nodes
+}
+
+// Under host names that are not node names and repeat across racks, a
+// failed node is found in an assignment by its labels: its own pods move,
+// and those on the node of the same host name in another rack stay.
+func TestReplaceFindsNodesByTheirLabels(t *testing.T) {
+	nodes := runnerNodes("r1", "r2")
+	tree := NewTree(hostLevels, nodes)
+	a := Encode(hostLevels, []Domain{{Values: []string{"b1", "r1", "node-0"}, Count: 1}, {Values: []string{"b1", "r2", "node-0"}, Count: 1}})
+	used := tree.Clone()
+	used.Use(a, oneCPU)
+	failed := []FailedNode{{Name: nodes[2].Name, Labels: nodes[2].Labels}} // node-b1-r2-n0
+	got, why := used.Replace(a, oneCPU, failed, "", nil)
+	if got == nil {
+		t.Fatal(why)
+	}
+	if s := show(t, got); !strings.Contains(s, "b1/r1/node-0:") || strings.Contains(s, "b1/r2/node-0") || total(t, got) != 2 {
+		t.Errorf("replaced %s, want r1's node-0 kept and r2's node-0 moved", s)
+	}
+	// A failed node of another rack than the pods' is none of theirs.
+	other := []FailedNode{{Name: "node-b1-r3-n1", Labels: map[string]string{block: "b1", rack: "r3", host: "node-1"}}}
+	if got, _ := used.Replace(a, oneCPU, other, "", nil); got != a {
+		t.Errorf("a node of rack r3 moved pods of racks r1 and r2: %s", show(t, got))
+	}
+
+	// Sliced by rack: the pods of a failed node that is not ready (not in
+	// the tree) stay in its rack, read from its labels.
+	ready := NewTree(hostLevels, append(nodes[:2:2], nodes[3:]...))
+	b := Encode(hostLevels, []Domain{{Values: []string{"b1", "r2", "node-0"}, Count: 1}, {Values: []string{"b1", "r2", "node-1"}, Count: 1}})
+	usedB := ready.Clone()
+	usedB.Use(Encode(hostLevels, []Domain{{Values: []string{"b1", "r2", "node-1"}, Count: 1}}), oneCPU)
+	got, why = usedB.Replace(b, oneCPU, failed, "", []Slice{{Level: rack, Size: 2}})
+	if got == nil {
+		t.Fatal(why)
+	}
+	if s := show(t, got); s != "b1/r2/node-1:2" {
+		t.Errorf("sliced replacement %s, want both pods on r2's other node", s)
+	}
+}
+
+// NodeInDomain reads a node's labels at the assignment's levels, and its
+// name for a host name it does not carry.
+func TestNodeInDomain(t *testing.T) {
+	labels := map[string]string{block: "b1", rack: "r2", host: "node-0"}
+	for _, c := range []struct {
+		name           string
+		labels         map[string]string
+		levels, values []string
+		want           bool
+	}{
+		{"node-b1-r2-n0", labels, hostLevels, []string{"b1", "r2", "node-0"}, true},
+		{"node-b1-r2-n0", labels, hostLevels, []string{"b1", "r1", "node-0"}, false},
+		{"node-b1-r2-n0", labels, []string{host}, []string{"node-0"}, true},
+		{"node-b1-r2-n0", labels, []string{host}, []string{"node-b1-r2-n0"}, false},
+		{"h1", nil, []string{host}, []string{"h1"}, true},
+		{"h1", map[string]string{rack: "r1"}, []string{rack, host}, []string{"r1", "h1"}, true},
+		{"h1", nil, []string{rack, host}, []string{"r1", "h1"}, false},
+		{"h1", nil, []string{host}, []string{"r1", "h1"}, false},
+	} {
+		if got := NodeInDomain(c.name, c.labels, c.levels, c.values); got != c.want {
+			t.Errorf("NodeInDomain(%s, %v, %v, %v) = %v, want %v", c.name, c.labels, c.levels, c.values, got, c.want)
+		}
+	}
 }

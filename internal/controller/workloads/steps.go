@@ -138,20 +138,12 @@ func (r *Reconciler) markForDeactivation(ctx context.Context, wl *kueue.Workload
 	return nil
 }
 
-// maxUnhealthyNodes is how many nodes status.unhealthyNodes may name.
-const maxUnhealthyNodes = 8
-
 // evict asks the workload to give up its quota, with the backoff the step
 // names.
 func (r *Reconciler) evict(ctx context.Context, wl *kueue.Workload, s lifecycle.Step) error {
 	now := r.now()
 	st := apply.Evict(wl, s.Reason, s.Cause, "", s.Message, now)
-	for _, n := range s.Nodes {
-		if len(st.UnhealthyNodes) == maxUnhealthyNodes {
-			break
-		}
-		st.UnhealthyNodes = append(st.UnhealthyNodes, kueue.UnhealthyNode{Name: n})
-	}
+	apply.AddUnhealthyNodes(st, s.Nodes)
 	switch s.Backoff {
 	case lifecycle.PodsReadyBackoff:
 		if pr := r.Options.PodsReady; pr != nil {

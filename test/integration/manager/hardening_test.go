@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -158,6 +159,49 @@ func TestPanicWhileDecidingOneWorkloadIsContained(t *testing.T) {
 		waitAdmitted(t, ns, name, cq)
 	}
 	stayPending(t, ns, "poison")
+}
+
+// A workload set aside after a failure, deleted and created again under
+// the same name (so at the same generation, as a recreated job's workload
+// is) is a new workload: once the failure is gone it is admitted, not set
+// aside like the one before it.
+func TestRecreatedWorkloadIsScheduledAgain(t *testing.T) {
+	var poisoned atomic.Bool
+	poisoned.Store(true)
+	startPrepared(t, func(m *app.Manager) {
+		m.Scheduler.Decide = func(snap *state.Snapshot, qs []workload.Queue, o scheduling.Options) scheduling.Result {
+			for _, q := range qs {
+				for _, w := range q.Workloads {
+					if w.Key.Name == "poison" && poisoned.Load() {
+						panic("test hook: deciding the poison workload")
+					}
+				}
+			}
+			return scheduling.Decide(snap, qs, o)
+		}
+	})
+	ns, cq, _ := singleQueue(t, "10")
+	create(t, newWorkload(ns, "poison", "lq", 1, "1", 0))
+	waitPending(t, ns, "poison", "InternalError")
+	first := getWorkload(t, ns, "poison")
+	poisoned.Store(false)
+	ctx := context.Background()
+	if err := env.Client.Delete(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the first workload gone", func() error {
+		var wl kueue.Workload
+		if err := env.Client.Get(ctx, objectKey(ns, "poison"), &wl); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+	create(t, newWorkload(ns, "poison", "lq", 1, "1", 0))
+	if again := getWorkload(t, ns, "poison"); again.Generation != first.Generation || again.UID == first.UID {
+		t.Fatalf("the workload created again has generation %d and UID %s, want generation %d and a new UID",
+			again.Generation, again.UID, first.Generation)
+	}
+	waitAdmitted(t, ns, "poison", cq)
 }
 
 // A status write the API server refuses for good (here a
