@@ -107,7 +107,7 @@ func Requests(w *workload.Info) Amounts {
 	for _, ps := range w.Shape.PodSets {
 		for r, v := range ps.PerPod {
 			if r != corev1.ResourcePods {
-				out[r] += float64(v) / 1000 * float64(ps.Count)
+				out[r] += float64(v) / float64(resources.Unit(r)) * float64(ps.Count)
 			}
 		}
 	}
@@ -117,6 +117,6 @@ func Requests(w *workload.Info) Amounts {
 // FromUsage sums quota usage per resource over flavors, in units.
 func FromUsage(u resources.FlavorResourceQuantities, into Amounts) {
 	for fr, v := range u {
-		into[fr.Resource] += float64(v) / 1000
+		into[fr.Resource] += float64(v) / float64(resources.Unit(fr.Resource))
 	}
 }

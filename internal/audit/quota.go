@@ -31,15 +31,20 @@ func checkQuota(wls []*workload, cqs []kueue.ClusterQueue, cohorts []kueue.Cohor
 	return out
 }
 
-// buildTree converts the objects into the quota model; a ClusterQueue that
-// cannot be converted is reported and left out.
+// buildTree converts the objects into the quota model; a ClusterQueue or
+// Cohort that cannot be converted is reported and left out.
 func buildTree(cqs []kueue.ClusterQueue, cohorts []kueue.Cohort) (*hierarchy.Tree, []Violation) {
 	tree := hierarchy.New()
+	var out []Violation
 	for i := range cohorts {
-		c := state.NewCohort(&cohorts[i])
+		c, err := state.NewCohort(&cohorts[i])
+		if err != nil {
+			out = append(out, Violation{KindInvalidObject, "Cohort " + cohorts[i].Name,
+				fmt.Sprintf("cannot be audited for quota: %v", err)})
+			continue
+		}
 		tree.SetCohort(c.Name, c.Parent, c.Quotas)
 	}
-	var out []Violation
 	for i := range cqs {
 		cq, err := state.NewClusterQueue(&cqs[i])
 		if err != nil {

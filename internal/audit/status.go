@@ -67,16 +67,22 @@ func checkStatus(wls []*workload, cqs []kueue.ClusterQueue) []Violation {
 }
 
 // compareUsage reports every (flavor, resource) whose status total differs
-// from what the workloads add up to; missing entries count as zero.
+// from what the workloads add up to; missing entries count as zero. A
+// total that cannot be counted is reported and counts as resources.Max.
 func compareUsage(obj, field string, status []kueue.FlavorUsage, want resources.FlavorResourceQuantities, who string) []Violation {
 	got := resources.FlavorResourceQuantities{}
+	var out []Violation
 	for _, f := range status {
 		for _, r := range f.Resources {
 			fr := resources.FlavorResource{Flavor: f.Name, Resource: r.Name}
-			got[fr] = resources.Add(got[fr], resources.FromQuantity(r.Total))
+			total, err := resources.FromQuantity(r.Name, r.Total)
+			if err != nil {
+				out = append(out, Violation{KindInvalidObject, obj, fmt.Sprintf("status.%s %s total: %v", field, fr, err)})
+				total = resources.Max
+			}
+			got[fr] = resources.Add(got[fr], total)
 		}
 	}
-	var out []Violation
 	for _, fr := range unionKeys(got, want) {
 		if got[fr] == want[fr] {
 			continue

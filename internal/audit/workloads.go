@@ -23,6 +23,9 @@ type workload struct {
 	admitted, finished          bool
 	// usage is the quota held, reclaimable pods deducted; nil unless holding.
 	usage resources.FlavorResourceQuantities
+	// uncountable says which recorded usage Kuota cannot count ("" when
+	// all can); such usage counts as resources.Max, as in the manager.
+	uncountable string
 }
 
 // holding reports whether the workload holds quota: a reservation with an
@@ -56,7 +59,7 @@ func classify(items []kueue.Workload) []*workload {
 			finished:      apimeta.IsStatusConditionTrue(conds, kueue.WorkloadFinished),
 		}
 		if w.holding() {
-			w.usage = usageOf(wl)
+			w.usage, w.uncountable = usageOf(wl)
 		}
 		out = append(out, w)
 	}
@@ -66,8 +69,10 @@ func classify(items []kueue.Workload) []*workload {
 
 // usageOf sums the resourceUsage of the podSetAssignments per assigned
 // flavor, minus (resourceUsage/count) x reclaimable pods for each PodSet.
-// Resources without an assigned flavor are not counted against quota.
-func usageOf(wl *kueue.Workload) resources.FlavorResourceQuantities {
+// Resources without an assigned flavor are not counted against quota. It
+// also says which quantity, if any, cannot be counted.
+func usageOf(wl *kueue.Workload) (resources.FlavorResourceQuantities, string) {
+	uncountable := ""
 	reclaimable := map[kueue.PodSetReference]int32{}
 	for _, rp := range wl.Status.ReclaimablePods {
 		reclaimable[rp.Name] = rp.Count
@@ -82,7 +87,13 @@ func usageOf(wl *kueue.Workload) resources.FlavorResourceQuantities {
 			if !ok {
 				continue
 			}
-			total := resources.FromQuantity(q)
+			total, err := resources.FromQuantity(res, q)
+			if err != nil {
+				total = resources.Max
+				if uncountable == "" {
+					uncountable = fmt.Sprintf("status.admission.podSetAssignments[%d].resourceUsage: %v", i, err)
+				}
+			}
 			if reclaim > 0 && count > 0 {
 				total = resources.Sub(total, resources.Mul(total/int64(count), int64(reclaim)))
 			}
@@ -92,7 +103,7 @@ func usageOf(wl *kueue.Workload) resources.FlavorResourceQuantities {
 			}
 		}
 	}
-	return out
+	return out, uncountable
 }
 
 func podSetName(n kueue.PodSetReference) kueue.PodSetReference {
@@ -129,6 +140,9 @@ func checkConsistency(wls []*workload) []Violation {
 		case w.quotaReserved && !w.hasAdmission:
 			out = append(out, Violation{KindInconsistentReservation, w.object(),
 				"QuotaReserved is True but status.admission is not set"})
+		}
+		if w.uncountable != "" {
+			out = append(out, Violation{KindInvalidObject, w.object(), w.uncountable})
 		}
 		if w.admitted && !w.quotaReserved {
 			out = append(out, Violation{KindAdmittedWithoutReservation, w.object(), fmt.Sprintf(
@@ -272,11 +286,8 @@ func checkFinalizers(wls []*workload, grace time.Duration, now time.Time) []Viol
 	return out
 }
 
-// formatAmount renders milli-units of a resource as a quantity.
+// formatAmount renders an amount of a resource as a quantity
+// (resources.Format).
 func formatAmount(res corev1.ResourceName, a resources.Amount) string {
-	if a == resources.Unlimited {
-		return "unlimited"
-	}
-	q := resources.ToQuantity(res, a)
-	return q.String()
+	return resources.Format(res, a)
 }

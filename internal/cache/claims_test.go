@@ -9,7 +9,6 @@ import (
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/lifecycle"
-	"github.com/kuota-dev/kuota/internal/resources"
 	"github.com/kuota-dev/kuota/internal/state"
 )
 
@@ -41,7 +40,7 @@ func TestClaimTemplatesPlaceTheirNamespace(t *testing.T) {
 	if !queued {
 		t.Fatal("the template's arrival did not queue the workload")
 	}
-	if got := info.Shape.PodSets[0].PerPod["example.com/gpu"]; got != 2*resources.One {
+	if got := info.Shape.PodSets[0].PerPod["example.com/gpu"]; got != 2 {
 		t.Errorf("charged %d milli example.com/gpu per pod, want 2000", got)
 	}
 	if got := c.TakeRevisits(); len(got) != 1 || got[0] != key {

@@ -152,7 +152,14 @@ func cohorts(c *cache.Cache) kind[*kueue.Cohort] {
 				c.DeleteCohort(kueue.CohortReference(co.Name))
 				return
 			}
-			c.SetCohort(state.NewCohort(co))
+			cohort, err := state.NewCohort(co)
+			if err != nil {
+				// The webhook refuses such specs; one that slipped
+				// through is left out, as an invalid ClusterQueue is.
+				c.DeleteCohort(kueue.CohortReference(co.Name))
+				return
+			}
+			c.SetCohort(cohort)
 		},
 		del: func(co *kueue.Cohort) { c.DeleteCohort(kueue.CohortReference(co.Name)) },
 	}

@@ -64,9 +64,12 @@ func NodeOf(n *corev1.Node) *state.Node {
 			ready = c.Status == corev1.ConditionTrue
 		}
 	}
+	// The kubelet reports what a node has; an amount beyond what Kuota
+	// counts is resources.Max, more than any pod asks.
+	allocatable, _ := resources.FromResourceList(n.Status.Allocatable)
 	return &state.Node{
 		Name: n.Name, Labels: n.Labels, Taints: n.Spec.Taints,
-		Allocatable: resources.FromResourceList(n.Status.Allocatable),
+		Allocatable: allocatable,
 		Schedulable: ready && !n.Spec.Unschedulable,
 		Ready:       ready,
 	}
@@ -92,8 +95,10 @@ func PodUsage(p *corev1.Pod) (string, resources.Requests) {
 	if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 		return "", nil
 	}
-	req := resources.PodRequests(&p.Spec)
-	req[corev1.ResourcePods] = resources.One
+	// A pod the API server accepted asks for what the kubelet can place;
+	// an amount beyond what Kuota counts is resources.Max (the node is full).
+	req, _ := resources.PodRequests(&p.Spec)
+	req[corev1.ResourcePods] = resources.Unit(corev1.ResourcePods)
 	return p.Spec.NodeName, req
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/lifecycle"
-	"github.com/kuota-dev/kuota/internal/resources"
 )
 
 func readyNode() *corev1.Node {
@@ -22,7 +21,7 @@ func readyNode() *corev1.Node {
 
 func TestNodeOf(t *testing.T) {
 	n := NodeOf(readyNode())
-	if !n.Schedulable || n.Allocatable[corev1.ResourceCPU] != 4000 || n.Allocatable[corev1.ResourcePods] != 110*resources.One {
+	if !n.Schedulable || n.Allocatable[corev1.ResourceCPU] != 4000 || n.Allocatable[corev1.ResourcePods] != 110 {
 		t.Fatalf("ready node: %+v", n)
 	}
 	cordoned := readyNode()
@@ -64,7 +63,7 @@ func TestPodUsage(t *testing.T) {
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")}}}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	node, req := PodUsage(p)
-	if node != "n" || req[corev1.ResourceCPU] != 1500 || req[corev1.ResourcePods] != resources.One {
+	if node != "n" || req[corev1.ResourceCPU] != 1500 || req[corev1.ResourcePods] != 1 {
 		t.Fatalf("running pod: %s %v", node, req)
 	}
 	trimmed, _ := trimPod(p.DeepCopy())

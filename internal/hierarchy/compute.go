@@ -59,28 +59,29 @@ func (t *Tree) markBroken() {
 }
 
 // computeSubtree fills Q for n's subtree and U for its Cohorts, post-order.
+// Q is capped at resources.MaxAmount: quota beyond what one amount holds
+// cannot be counted, so it is not lent.
 func (t *Tree) computeSubtree(n *Node) {
 	sub := resources.FlavorResourceQuantities{}
 	for fr, q := range n.quotas {
-		sub[fr] = q.Nominal
+		sub[fr] = min(q.Nominal, resources.MaxAmount)
 	}
 	n.height = 0
 	if n.kind == CohortKind {
 		n.height = 1
-		usage := resources.FlavorResourceQuantities{}
+		n.usage, n.excess = resources.FlavorResourceQuantities{}, nil
 		for c := range n.children {
 			t.computeSubtree(c)
 			n.height = max(n.height, c.height+1)
 			for fr, q := range c.subtree {
-				sub[fr] = resources.Add(sub[fr], resources.Sub(q, c.guaranteed(fr)))
+				sub[fr] = min(resources.Add(sub[fr], resources.Sub(q, c.guaranteed(fr))), resources.MaxAmount)
 			}
 			for fr, u := range c.usage {
 				if over := c.overflow(fr, u); over != 0 {
-					usage[fr] = resources.Add(usage[fr], over)
+					n.shiftUsage(fr, over)
 				}
 			}
 		}
-		n.usage = usage
 	}
 	n.subtree = sub
 }
@@ -122,13 +123,7 @@ func (t *Tree) RemoveUsage(n *Node, usage resources.FlavorResourceQuantities) {
 
 func (t *Tree) addUsage(n *Node, fr FlavorResource, delta Amount) {
 	for n != nil && delta != 0 {
-		old := n.usage[fr]
-		updated := resources.Add(old, delta)
-		if updated == 0 {
-			delete(n.usage, fr)
-		} else {
-			n.usage[fr] = updated
-		}
+		old, updated := n.shiftUsage(fr, delta)
 		if n.parent == nil || n.broken {
 			return
 		}

@@ -34,8 +34,14 @@ func (n *Node) Borrowed(fr FlavorResource) Amount {
 // Available is how much more of fr the node can obtain now: what remains of
 // its guaranteed quota plus what its parent can give, bounded by its
 // borrowing limit, recursively up to the root. A node without a parent can
-// use its subtree quota only. The result can be negative after quotas shrink.
+// use its subtree quota only. The result can be negative after quotas
+// shrink, and is at most resources.MaxAmount, so that a request clamped at
+// resources.Max never fits.
 func (n *Node) Available(fr FlavorResource) Amount {
+	return min(n.available(fr), resources.MaxAmount)
+}
+
+func (n *Node) available(fr FlavorResource) Amount {
 	if n.broken {
 		return 0
 	}
@@ -45,7 +51,7 @@ func (n *Node) Available(fr FlavorResource) Amount {
 	g := n.guaranteed(fr)
 	u := n.usage[fr]
 	local := max(0, resources.Sub(g, u))
-	fromParent := n.parent.Available(fr)
+	fromParent := n.parent.available(fr)
 	if q, ok := n.quotas[fr]; ok && q.BorrowingLimit != resources.Unlimited {
 		lent := resources.Sub(n.subtree[fr], g)
 		usedAbove := max(0, resources.Sub(u, g))
@@ -55,8 +61,13 @@ func (n *Node) Available(fr FlavorResource) Amount {
 }
 
 // PotentialAvailable is what the node could obtain of fr if nothing in the
-// tree were used: the ceiling that a single workload can never exceed.
+// tree were used: the ceiling that a single workload can never exceed. It
+// is at most resources.MaxAmount, as Available is.
 func (n *Node) PotentialAvailable(fr FlavorResource) Amount {
+	return min(n.potential(fr), resources.MaxAmount)
+}
+
+func (n *Node) potential(fr FlavorResource) Amount {
 	if n.broken {
 		return 0
 	}
@@ -64,7 +75,7 @@ func (n *Node) PotentialAvailable(fr FlavorResource) Amount {
 		return n.subtree[fr]
 	}
 	g := n.guaranteed(fr)
-	fromParent := n.parent.PotentialAvailable(fr)
+	fromParent := n.parent.potential(fr)
 	if q, ok := n.quotas[fr]; ok && q.BorrowingLimit != resources.Unlimited {
 		lent := resources.Sub(n.subtree[fr], g)
 		fromParent = min(fromParent, resources.Add(lent, q.BorrowingLimit))

@@ -125,6 +125,7 @@ func (t *Tree) copyGroup(start *Node) {
 			quotas:  n.quotas,  // replaced, never modified in place
 			subtree: n.subtree, // replaced, never modified in place
 			usage:   n.usage.Clone(),
+			excess:  maps.Clone(n.excess), // values replaced, never modified in place
 			owner:   t.owner,
 			slot:    n.slot,
 		}

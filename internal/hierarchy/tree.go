@@ -18,6 +18,13 @@
 // so on up to the root, where it is Q(root) - U(root). Usage rolls up the tree
 // incrementally, so a fit check costs O(depth), not O(workloads).
 //
+// Sums never turn a finite quota into "no limit" (resources.Unlimited,
+// which stands only for an unset limit): Q(n) is capped at
+// resources.MaxAmount, the most one quantity can hold (quota beyond it is
+// not counted, so not lent), Available and PotentialAvailable are too, and
+// usage is kept exactly however large it grows (usage.go), so releasing
+// what was added returns every node's usage exactly.
+//
 // Trees share what they can (share.go): Freeze hands out an immutable view
 // in O(1), Clone a writable copy that copies a group of connected nodes
 // (one cohort tree) only when it is written, so a scheduling cycle pays for
@@ -27,11 +34,13 @@
 package hierarchy
 
 import (
+	"math/big"
+
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/resources"
 )
 
-// Amount is a resource amount in milli-units.
+// Amount is a resource amount in the resource's unit (resources.Unit).
 type Amount = resources.Amount
 
 // FlavorResource names a unit of quota.
@@ -74,7 +83,10 @@ type Node struct {
 	children map[*Node]struct{}
 	quotas   Quotas
 	subtree  resources.FlavorResourceQuantities
-	usage    resources.FlavorResourceQuantities
+	// usage is U(n), clamped at ±resources.Max; excess holds what goes
+	// beyond (usage.go), nil almost always.
+	usage  resources.FlavorResourceQuantities
+	excess map[FlavorResource]*big.Int
 	// explicit is false for a Cohort that no object defines, only references.
 	explicit bool
 	// broken is true when the node's chain of parents has a cycle.

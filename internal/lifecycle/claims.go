@@ -100,7 +100,7 @@ func (c *Claims) PodClaims(spec *corev1.PodSpec) (resources.Requests, string) {
 			if out == nil {
 				out = resources.Requests{}
 			}
-			out[r] = resources.Add(out[r], resources.Mul(resources.One, d.Count))
+			out[r] = resources.Add(out[r], resources.Mul(resources.Unit(r), d.Count))
 		}
 	}
 	return out, ""

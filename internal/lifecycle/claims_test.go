@@ -9,7 +9,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
-	"github.com/kuota-dev/kuota/internal/resources"
 )
 
 func exact(name, class string, mode resourcev1.DeviceAllocationMode, count int64) resourcev1.DeviceRequest {
@@ -49,14 +48,14 @@ func TestPodClaimsCountDevicesPerLogicalResource(t *testing.T) {
 	})
 	wl := claiming("one", "three", "mig")
 	got, msg := c.PodClaims(&wl.Spec.PodSets[0].Template.Spec)
-	if msg != "" || len(got) != 1 || got["example.com/gpu"] != 4*resources.One {
+	if msg != "" || len(got) != 1 || got["example.com/gpu"] != 4 {
 		t.Fatalf("claims %v (%q), want 4 example.com/gpu (1 by default, 2+1 from two classes; counter-mapped classes and claims by name not counted)", got, msg)
 	}
 	if msg := CheckClaims(wl, c); msg != "" {
 		t.Errorf("countable claims refused: %s", msg)
 	}
 	info := Info(wl, &View{Claims: c}, &Options{})
-	if per := info.Shape.PodSets[0].PerPod["example.com/gpu"]; per != 4*resources.One {
+	if per := info.Shape.PodSets[0].PerPod["example.com/gpu"]; per != 4 {
 		t.Errorf("the shape charges %d milli example.com/gpu per pod, want 4000", per)
 	}
 	if Info(wl, &View{}, &Options{}).Shape.PodSets[0].PerPod["example.com/gpu"] != 0 {

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
@@ -25,11 +26,14 @@ func KeyOf(wl *kueue.Workload) types.NamespacedName {
 	return types.NamespacedName{Namespace: wl.Namespace, Name: wl.Name}
 }
 
-// CheckPodSets reports malformed PodSets the API server let through.
+// CheckPodSets reports malformed PodSets the API server let through,
+// among them requests Kuota cannot count: a quantity, a pod's total or
+// the whole workload's total of a resource beyond resources.MaxAmount.
 func CheckPodSets(wl *kueue.Workload) error {
 	if len(wl.Spec.PodSets) == 0 {
 		return fmt.Errorf("spec.podSets is empty")
 	}
+	total := resources.Requests{}
 	for i, ps := range wl.Spec.PodSets {
 		if ps.Count < 0 || ps.Count > maxPodsPerPodSet {
 			return fmt.Errorf("spec.podSets[%d].count %d is out of range (0..%d)", i, ps.Count, maxPodsPerPodSet)
@@ -37,17 +41,21 @@ func CheckPodSets(wl *kueue.Workload) error {
 		if ps.MinCount != nil && (*ps.MinCount < 1 || *ps.MinCount > ps.Count) {
 			return fmt.Errorf("spec.podSets[%d].minCount %d must be between 1 and count %d", i, *ps.MinCount, ps.Count)
 		}
-		perPod := resources.PodRequests(&ps.Template.Spec)
-		for name, a := range perPod {
-			if a < 0 {
+		perPod, err := resources.PodRequests(&ps.Template.Spec)
+		if err != nil {
+			return fmt.Errorf("spec.podSets[%d]: %w", i, err)
+		}
+		for _, name := range perPod.Names() {
+			if perPod[name] < 0 {
 				return fmt.Errorf("spec.podSets[%d] requests a negative amount of %s", i, name)
-			}
-			if a > 0 && resources.Mul(a, int64(ps.Count)) == resources.Unlimited {
-				return fmt.Errorf("spec.podSets[%d] requests more %s than can be counted", i, name)
 			}
 		}
 		if _, ok := perPod[corev1.ResourcePods]; ok {
 			return fmt.Errorf("spec.podSets[%d] requests the reserved resource %q", i, corev1.ResourcePods)
+		}
+		total.Add(perPod.Scaled(int64(ps.Count)))
+		if err := total.Check(); err != nil {
+			return fmt.Errorf("spec.podSets[%d]: with %d pods, the workload %w", i, ps.Count, err)
 		}
 	}
 	return nil
@@ -157,7 +165,7 @@ func Admitted(wl *kueue.Workload, v *View, opts *Options) *state.Admitted {
 			if !ok {
 				continue
 			}
-			total := resources.FromQuantity(q)
+			total := recorded(name, q)
 			if n := int64(reclaimable[psa.Name]); n > 0 && count > 0 {
 				total = resources.Sub(total, resources.Mul(total/count, min(n, count)))
 			}
@@ -187,7 +195,7 @@ func minUsage(wl *kueue.Workload, usage resources.FlavorResourceQuantities) reso
 			}
 			for name, q := range psa.ResourceUsage {
 				if flavor, ok := psa.Flavors[name]; ok {
-					perPod := resources.FromQuantity(q) / int64(*psa.Count)
+					perPod := recorded(name, q) / int64(*psa.Count)
 					fr := resources.FlavorResource{Flavor: flavor, Resource: name}
 					out[fr] = resources.Sub(out[fr], resources.Mul(perPod, int64(*psa.Count-*ps.MinCount)))
 				}
@@ -252,7 +260,22 @@ func PerPod(psa *kueue.PodSetAssignment) resources.Requests {
 	}
 	out := resources.Requests{}
 	for name, q := range psa.ResourceUsage {
-		out[name] = resources.FromQuantity(q) / count
+		out[name] = recorded(name, q) / count
 	}
 	return out
+}
+
+// recorded converts a quantity an admission records. One Kuota cannot
+// count (another writer's; Kuota admits nothing that large) counts as
+// resources.Max, more than any quota: the quota stays taken while the
+// workload holds it, and the tree gives it back exactly on release.
+func recorded(name corev1.ResourceName, q resource.Quantity) resources.Amount {
+	a, err := resources.FromQuantity(name, q)
+	switch {
+	case err == nil:
+		return a
+	case q.Sign() < 0:
+		return -resources.Max
+	}
+	return resources.Max
 }

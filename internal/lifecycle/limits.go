@@ -192,16 +192,22 @@ func (b *Bounds) check(path string, requests, limits corev1.ResourceList) []stri
 
 // podTotals adds up a pod's container requests and limits as the
 // LimitRanger plugin does for Pod items: the containers' sum, or the
-// largest init container where that is more.
+// largest init container where that is more. Amounts that cannot be
+// counted are at resources.Max, above any bound (CheckPodSets refuses
+// such a workload before this runs).
 func podTotals(spec *corev1.PodSpec) (requests, limits corev1.ResourceList) {
 	req, lim := resources.Requests{}, resources.Requests{}
+	amounts := func(list corev1.ResourceList) resources.Requests {
+		r, _ := resources.FromResourceList(list)
+		return r
+	}
 	for i := range spec.Containers {
-		req.Add(resources.FromResourceList(spec.Containers[i].Resources.Requests))
-		lim.Add(resources.FromResourceList(spec.Containers[i].Resources.Limits))
+		req.Add(amounts(spec.Containers[i].Resources.Requests))
+		lim.Add(amounts(spec.Containers[i].Resources.Limits))
 	}
 	for i := range spec.InitContainers {
-		req.Max(resources.FromResourceList(spec.InitContainers[i].Resources.Requests))
-		lim.Max(resources.FromResourceList(spec.InitContainers[i].Resources.Limits))
+		req.Max(amounts(spec.InitContainers[i].Resources.Requests))
+		lim.Max(amounts(spec.InitContainers[i].Resources.Limits))
 	}
 	return req.ToResourceList(), lim.ToResourceList()
 }

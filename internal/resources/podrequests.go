@@ -1,6 +1,8 @@
 package resources
 
 import (
+	"fmt"
+	"maps"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,16 +20,23 @@ import (
 //     container-derived amount of that resource.
 //
 // The result does not include the `pods` resource; see PodSetRequests.
-func PodRequests(spec *corev1.PodSpec) Requests {
+//
+// It fails when a quantity, or what the pod needs of a resource in total,
+// is more than can be counted (beyond MaxAmount); the error names the
+// first such resource and its container, and the result still holds every
+// resource, the uncountable ones at ±Max (more than any quota). Refuse the
+// pod on the error; the result is for lookups that must not fail.
+func PodRequests(spec *corev1.PodSpec) (Requests, error) {
+	var errs firstError
 	running := Requests{}
 	for i := range spec.Containers {
-		running.Add(containerRequests(&spec.Containers[i]))
+		running.Add(containerRequests(&spec.Containers[i], &errs))
 	}
 	sidecars := Requests{}
 	initPhase := Requests{}
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
-		req := containerRequests(c)
+		req := containerRequests(c, &errs)
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
 			running.Add(req)
 			sidecars.Add(req)
@@ -40,37 +49,70 @@ func PodRequests(spec *corev1.PodSpec) Requests {
 	}
 	running.Max(initPhase)
 	if spec.Resources != nil {
-		for name, q := range spec.Resources.Requests {
-			running[name] = FromQuantity(q)
-		}
-		for name, q := range spec.Resources.Limits {
-			if _, set := spec.Resources.Requests[name]; !set {
-				running[name] = FromQuantity(q)
-			}
-		}
+		req, err := requirements(spec.Resources)
+		errs.note(err, "pod resources")
+		maps.Copy(running, req)
 	}
-	running.Add(FromResourceList(spec.Overhead))
-	return running
+	overhead, err := FromResourceList(spec.Overhead)
+	errs.note(err, "overhead")
+	running.Add(overhead)
+	errs.note(running.Check(), "")
+	return running, errs.err
 }
 
-func containerRequests(c *corev1.Container) Requests {
-	out := FromResourceList(c.Resources.Requests)
-	for name, q := range c.Resources.Limits {
-		if _, set := out[name]; !set {
-			out[name] = FromQuantity(q)
+// firstError keeps the first error noted.
+type firstError struct{ err error }
+
+func (f *firstError) note(err error, where string) {
+	switch {
+	case err == nil || f.err != nil:
+	case where == "":
+		f.err = err
+	default:
+		f.err = fmt.Errorf("%s: %w", where, err)
+	}
+}
+
+func containerRequests(c *corev1.Container, errs *firstError) Requests {
+	out, err := requirements(&c.Resources)
+	errs.note(err, "container "+c.Name)
+	return out
+}
+
+// requirements is the requests, the limits standing in for missing
+// requests; it fails as FromResourceList does.
+func requirements(r *corev1.ResourceRequirements) (Requests, error) {
+	out, err := FromResourceList(r.Requests)
+	var missing corev1.ResourceList
+	for name, q := range r.Limits {
+		if _, set := r.Requests[name]; !set {
+			if missing == nil {
+				missing = corev1.ResourceList{}
+			}
+			missing[name] = q
 		}
 	}
-	return out
+	fromLimits, limErr := FromResourceList(missing)
+	maps.Copy(out, fromLimits)
+	if err == nil {
+		err = limErr
+	}
+	return out, err
 }
 
 // PodSetRequests returns the total requests of count pods with this spec,
 // including the `pods` resource (one per pod), without the resources whose
-// names start with one of excludedPrefixes.
-func PodSetRequests(spec *corev1.PodSpec, count int32, excludedPrefixes []string) Requests {
-	perPod := PodRequests(spec)
-	perPod[corev1.ResourcePods] = One
+// names start with one of excludedPrefixes. It fails as PodRequests does,
+// and when a total is more than can be counted.
+func PodSetRequests(spec *corev1.PodSpec, count int32, excludedPrefixes []string) (Requests, error) {
+	perPod, err := PodRequests(spec)
+	if err != nil {
+		return nil, err
+	}
+	perPod[corev1.ResourcePods] = Unit(corev1.ResourcePods)
 	Exclude(perPod, excludedPrefixes)
-	return perPod.Scaled(int64(count))
+	total := perPod.Scaled(int64(count))
+	return total, total.Check()
 }
 
 // Exclude drops, in place, the resources whose names start with a prefix.

@@ -2,6 +2,7 @@ package resources
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -40,6 +41,27 @@ func (r Requests) Scaled(n int64) Requests {
 	return out
 }
 
+// Check fails when an amount of r is more than can be counted (not
+// Countable), naming the first such resource in name order.
+func (r Requests) Check() error {
+	for _, a := range r {
+		if !Countable(a) {
+			return tooMuch(r)
+		}
+	}
+	return nil
+}
+
+func tooMuch(r Requests) error {
+	for _, name := range r.Names() {
+		if !Countable(r[name]) {
+			limit := ToQuantity(name, MaxAmount)
+			return fmt.Errorf("requests more %s than Kuota can count (at most %s)", name, limit.String())
+		}
+	}
+	return nil
+}
+
 // Names returns the resource names in a stable (sorted) order.
 func (r Requests) Names() []corev1.ResourceName {
 	return slices.Sorted(maps.Keys(r))
@@ -54,13 +76,39 @@ func (r Requests) ToResourceList() corev1.ResourceList {
 	return out
 }
 
-// FromResourceList converts a ResourceList.
-func FromResourceList(list corev1.ResourceList) Requests {
+// FromResourceList converts a ResourceList. When a quantity cannot be
+// counted it fails, naming the first such resource in name order, and
+// that resource is ±Max in the result: more than any quota, so it never
+// fits.
+func FromResourceList(list corev1.ResourceList) (Requests, error) {
 	out := make(Requests, len(list))
+	failed := false
 	for name, q := range list {
-		out[name] = FromQuantity(q)
+		a, err := FromQuantity(name, q)
+		if err != nil {
+			failed = true
+			a = Max
+			if q.Sign() < 0 {
+				a = -Max
+			}
+		}
+		out[name] = a
 	}
-	return out
+	if failed {
+		return out, firstRangeError(list)
+	}
+	return out, nil
+}
+
+// firstRangeError returns the error of the first quantity, in name order,
+// that cannot be counted, so that messages do not depend on map order.
+func firstRangeError(list corev1.ResourceList) error {
+	for _, name := range slices.Sorted(maps.Keys(list)) {
+		if _, err := FromQuantity(name, list[name]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // FlavorResourceQuantities holds amounts per (flavor, resource).

@@ -1,6 +1,9 @@
 package resources
 
 import (
+	"errors"
+	"math"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,12 +38,12 @@ func TestPodRequests(t *testing.T) {
 		{
 			name: "containers add up",
 			spec: corev1.PodSpec{Containers: []corev1.Container{container(rl("cpu", "1", "memory", "1Gi"), nil), container(rl("cpu", "500m"), nil)}},
-			want: Requests{"cpu": 1500, "memory": 1024 * 1024 * 1024 * 1000},
+			want: Requests{"cpu": 1500, "memory": 1024 * 1024 * 1024},
 		},
 		{
 			name: "limit stands in for a missing request",
 			spec: corev1.PodSpec{Containers: []corev1.Container{container(rl("cpu", "1"), rl("cpu", "2", "nvidia.com/gpu", "1"))}},
-			want: Requests{"cpu": 1000, "nvidia.com/gpu": 1000},
+			want: Requests{"cpu": 1000, "nvidia.com/gpu": 1},
 		},
 		{
 			name: "a large init container dominates",
@@ -81,12 +84,15 @@ func TestPodRequests(t *testing.T) {
 				Containers: []corev1.Container{container(rl("cpu", "1", "memory", "1Gi"), nil)},
 				Resources:  &corev1.ResourceRequirements{Requests: rl("cpu", "3")},
 			},
-			want: Requests{"cpu": 3000, "memory": 1024 * 1024 * 1024 * 1000},
+			want: Requests{"cpu": 3000, "memory": 1024 * 1024 * 1024},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := PodRequests(&tc.spec)
+			got, err := PodRequests(&tc.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if len(got) != len(tc.want) {
 				t.Fatalf("got %v, want %v", got, tc.want)
 			}
@@ -101,42 +107,94 @@ func TestPodRequests(t *testing.T) {
 
 func TestPodSetRequestsCountsPodsAndExcludes(t *testing.T) {
 	spec := corev1.PodSpec{Containers: []corev1.Container{container(rl("cpu", "1", "example.com/ignored", "3"), nil)}}
-	got := PodSetRequests(&spec, 4, []string{"example.com/"})
-	want := Requests{"cpu": 4000, "pods": 4000}
+	got, err := PodSetRequests(&spec, 4, []string{"example.com/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Requests{"cpu": 4000, "pods": 4}
 	if len(got) != len(want) || got["cpu"] != want["cpu"] || got["pods"] != want["pods"] {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }
 
 func TestFromQuantity(t *testing.T) {
-	cases := map[string]Amount{
-		"1":     1000,
-		"250m":  250,
-		"1Ki":   1024 * 1000,
-		"0.5m":  1, // rounds up
-		"1E":    Unlimited,
-		"-1E":   -Unlimited,
-		"100Gi": 100 * 1024 * 1024 * 1024 * 1000,
+	cases := []struct {
+		name corev1.ResourceName
+		q    string
+		want Amount
+	}{
+		{"cpu", "1", 1000},
+		{"cpu", "250m", 250},
+		{"cpu", "0.5m", 1}, // rounds up
+		{"cpu", "1e-9", 1},
+		{"cpu", "4611686018427387904m", MaxAmount},
+		{"memory", "1Ki", 1024},
+		{"memory", "100Gi", 100 << 30},
+		{"memory", "5Pi", 5 << 50},
+		{"memory", "4Ei", MaxAmount},
+		{"memory", "1500m", 2}, // fractions of a byte round up
+		{"memory", "-4Ei", -MaxAmount},
+		{"pods", "3", 3},
+		{"nvidia.com/gpu", "2", 2},
+		{"example.com/credits", "0.1", 1},
+		{"memory", "0", 0},
 	}
-	for s, want := range cases {
-		if got := FromQuantity(resource.MustParse(s)); got != want {
-			t.Errorf("FromQuantity(%s) = %d, want %d", s, got, want)
+	for _, tc := range cases {
+		got, err := FromQuantity(tc.name, resource.MustParse(tc.q))
+		if err != nil || got != tc.want {
+			t.Errorf("FromQuantity(%s, %s) = %d, %v; want %d", tc.name, tc.q, got, err, tc.want)
 		}
 	}
 }
 
-func TestSaturatingArithmetic(t *testing.T) {
-	if Add(Unlimited, 5) != Unlimited || Add(Unlimited-1, 10) != Unlimited {
-		t.Error("Add must saturate at Unlimited")
+// TestFromQuantityRefusesWhatCannotBeCounted: beyond MaxAmount, in either
+// sign, is an error naming the resource, never a saturated value.
+func TestFromQuantityRefusesWhatCannotBeCounted(t *testing.T) {
+	for _, tc := range []struct {
+		name corev1.ResourceName
+		q    string
+	}{
+		{"memory", "4Ei1"}, {"memory", "8Ei"}, {"memory", "1e31"}, {"memory", "-5Ei"},
+		{"cpu", "4611686018427387905m"}, {"cpu", "5e15"}, {"pods", "1e19"},
+		{"memory", "1e999999999"}, {"storage", "9223372036854775807"},
+	} {
+		q, err := resource.ParseQuantity(tc.q)
+		if err != nil {
+			continue // not a quantity (4Ei1): nothing to convert
+		}
+		a, err := FromQuantity(tc.name, q)
+		var re *RangeError
+		if !errors.As(err, &re) || re.Resource != tc.name {
+			t.Errorf("FromQuantity(%s, %s) = %d, %v; want a RangeError", tc.name, tc.q, a, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), string(tc.name)) || !strings.Contains(err.Error(), "at most") {
+			t.Errorf("message %q should name the resource and the limit", err)
+		}
 	}
-	if Sub(Unlimited, 5) != Unlimited {
-		t.Error("Unlimited minus a finite amount stays Unlimited")
+}
+
+func TestClampingArithmetic(t *testing.T) {
+	if Add(Unlimited, 5) != Unlimited || Sub(Unlimited, 5) != Unlimited {
+		t.Error("Unlimited stays Unlimited")
 	}
-	if Sub(5, Unlimited) != -Unlimited {
-		t.Error("finite minus Unlimited is -Unlimited")
+	if got := Add(Max-1, 10); got != Max {
+		t.Errorf("Add(Max-1, 10) = %d, want the clamp Max, not Unlimited", got)
 	}
-	if Mul(Unlimited/2, 3) != Unlimited {
-		t.Error("Mul must saturate")
+	if got := Add(MaxAmount, MaxAmount); got != Max {
+		t.Errorf("Add(MaxAmount, MaxAmount) = %d, want Max", got)
+	}
+	if got := Add(-Max, -Max); got != -Max {
+		t.Errorf("Add(-Max, -Max) = %d, want -Max", got)
+	}
+	if Sub(5, Unlimited) != -Max {
+		t.Error("finite minus Unlimited is -Max")
+	}
+	if Mul(MaxAmount, 3) != Max || Mul(-MaxAmount, 3) != -Max || Mul(MaxAmount, -3) != -Max {
+		t.Error("Mul must clamp at ±Max")
+	}
+	if Mul(math.MinInt64, -1) != Max || Mul(-1, math.MinInt64) != Max {
+		t.Error("Mul must clamp the overflow of -MinInt64")
 	}
 	if Mul(7, 0) != 0 || Mul(0, Unlimited) != 0 {
 		t.Error("Mul by zero is zero")
@@ -144,11 +202,44 @@ func TestSaturatingArithmetic(t *testing.T) {
 }
 
 func TestToQuantityRoundTrips(t *testing.T) {
-	for _, s := range []string{"1", "250m", "64Gi", "3"} {
-		q := resource.MustParse(s)
-		back := ToQuantity("memory", FromQuantity(q))
-		if back.Cmp(q) != 0 {
-			t.Errorf("%s came back as %s", s, back.String())
+	for _, tc := range []struct {
+		name corev1.ResourceName
+		q    string
+		back string
+	}{
+		{"cpu", "1", "1"}, {"cpu", "250m", "250m"}, {"memory", "64Gi", "64Gi"}, {"memory", "3", "3"},
+		{"memory", "5Pi", "5Pi"}, {"memory", "4Ei", "4Ei"}, {"pods", "110", "110"}, {"nvidia.com/gpu", "8", "8"},
+		{"memory", "1G", "1G"},
+	} {
+		a, err := FromQuantity(tc.name, resource.MustParse(tc.q))
+		if err != nil {
+			t.Fatal(err)
 		}
+		back := ToQuantity(tc.name, a)
+		if back.Cmp(resource.MustParse(tc.q)) != 0 {
+			t.Errorf("%s %s came back as %s", tc.q, tc.name, back.String())
+		}
+	}
+}
+
+func TestPodRequestsRefusesWhatCannotBeCounted(t *testing.T) {
+	for name, spec := range map[string]corev1.PodSpec{
+		"one quantity": {Containers: []corev1.Container{container(rl("memory", "5Ei"), nil)}},
+		"a limit":      {Containers: []corev1.Container{container(nil, rl("memory", "5Ei"))}},
+		"the sum":      {Containers: []corev1.Container{container(rl("memory", "3Ei"), nil), container(rl("memory", "2Ei"), nil)}},
+		"overhead":     {Containers: []corev1.Container{container(rl("memory", "3Ei"), nil)}, Overhead: rl("memory", "2Ei")},
+	} {
+		got, err := PodRequests(&spec)
+		if err == nil || !strings.Contains(err.Error(), "memory") {
+			t.Errorf("%s: got %v, %v; want an error naming memory", name, got, err)
+			continue
+		}
+		if got["memory"] < MaxAmount {
+			t.Errorf("%s: memory = %d, want at least MaxAmount so that it fits no quota", name, got["memory"])
+		}
+	}
+	spec := corev1.PodSpec{Containers: []corev1.Container{container(rl("memory", "2Ei"), nil)}}
+	if _, err := PodSetRequests(&spec, 3, nil); err == nil {
+		t.Error("3 pods of 2Ei cannot be counted")
 	}
 }

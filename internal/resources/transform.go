@@ -16,7 +16,8 @@ type Transformation struct {
 
 // Transform applies the transformations to one pod's requests, returning
 // new requests (r itself when no transformation applies). Outputs of
-// several inputs, and an output that is also requested, add up.
+// several inputs, and an output that is also requested, add up. Amounts
+// clamp at Max, which fits no quota.
 func Transform(r Requests, ts []Transformation) Requests {
 	if len(ts) == 0 {
 		return r
@@ -39,11 +40,11 @@ func Transform(r Requests, ts []Transformation) Requests {
 		}
 		if t.MultiplyBy != "" {
 			if m, ok := r[t.MultiplyBy]; ok {
-				a = Mul(a, units(m))
+				a = Mul(a, units(t.MultiplyBy, m))
 			}
 		}
 		for o, perUnit := range t.Outputs {
-			out[o] = Add(out[o], Mul(perUnit, units(a)))
+			out[o] = Add(out[o], Mul(perUnit, units(name, a)))
 		}
 		if !t.Replace {
 			out[name] = Add(out[name], a)
@@ -52,13 +53,12 @@ func Transform(r Requests, ts []Transformation) Requests {
 	return out
 }
 
-// units is the number of whole units in a (rounded up), at least 0.
-func units(a Amount) int64 {
+// units is the number of whole units of the resource in a (rounded up),
+// at least 0.
+func units(name corev1.ResourceName, a Amount) int64 {
 	if a <= 0 {
 		return 0
 	}
-	if a == Unlimited {
-		return Unlimited / One
-	}
-	return (a + One - 1) / One
+	u := Unit(name)
+	return a/u + min(1, a%u)
 }

@@ -7,9 +7,9 @@ import (
 )
 
 func TestTransform(t *testing.T) {
-	credits := Transformation{Input: corev1.ResourceCPU, Outputs: Requests{"cpu_credits": 1000}}
-	mig := Transformation{Input: "nvidia.com/mig-1g.5gb", Replace: true, Outputs: Requests{"example.com/gpu-memory": 5 * 1000}}
-	slices := Transformation{Input: "example.com/slice", MultiplyBy: "example.com/slice-size", Outputs: Requests{"example.com/chips": 1000}}
+	credits := Transformation{Input: corev1.ResourceCPU, Outputs: Requests{"cpu_credits": 1}}
+	mig := Transformation{Input: "nvidia.com/mig-1g.5gb", Replace: true, Outputs: Requests{"example.com/gpu-memory": 5}}
+	slices := Transformation{Input: "example.com/slice", MultiplyBy: "example.com/slice-size", Outputs: Requests{"example.com/chips": 1}}
 	ignore := Transformation{Input: "example.com/ignored", Replace: true}
 	for name, tc := range map[string]struct {
 		in   Requests
@@ -17,13 +17,13 @@ func TestTransform(t *testing.T) {
 		want Requests
 	}{
 		"nothing applies":          {Requests{"memory": 5}, []Transformation{credits}, Requests{"memory": 5}},
-		"retain adds outputs":      {Requests{"cpu": 3000, "memory": 7}, []Transformation{credits}, Requests{"cpu": 3000, "cpu_credits": 3000, "memory": 7}},
-		"fractions round up":       {Requests{"cpu": 500}, []Transformation{credits}, Requests{"cpu": 500, "cpu_credits": 1000}},
-		"replace drops the input":  {Requests{"nvidia.com/mig-1g.5gb": 2000}, []Transformation{mig}, Requests{"example.com/gpu-memory": 10000}},
-		"outputs add up":           {Requests{"cpu": 2000, "cpu_credits": 1000}, []Transformation{credits}, Requests{"cpu": 2000, "cpu_credits": 3000}},
-		"multiplied by another":    {Requests{"example.com/slice": 2000, "example.com/slice-size": 4000}, []Transformation{slices}, Requests{"example.com/slice": 8000, "example.com/slice-size": 4000, "example.com/chips": 8000}},
-		"multiplier not requested": {Requests{"example.com/slice": 2000}, []Transformation{slices}, Requests{"example.com/slice": 2000, "example.com/chips": 2000}},
-		"empty replace ignores":    {Requests{"example.com/ignored": 1000, "cpu": 1}, []Transformation{ignore}, Requests{"cpu": 1}},
+		"retain adds outputs":      {Requests{"cpu": 3000, "memory": 7}, []Transformation{credits}, Requests{"cpu": 3000, "cpu_credits": 3, "memory": 7}},
+		"fractions round up":       {Requests{"cpu": 500}, []Transformation{credits}, Requests{"cpu": 500, "cpu_credits": 1}},
+		"replace drops the input":  {Requests{"nvidia.com/mig-1g.5gb": 2}, []Transformation{mig}, Requests{"example.com/gpu-memory": 10}},
+		"outputs add up":           {Requests{"cpu": 2000, "cpu_credits": 1}, []Transformation{credits}, Requests{"cpu": 2000, "cpu_credits": 3}},
+		"multiplied by another":    {Requests{"example.com/slice": 2, "example.com/slice-size": 4}, []Transformation{slices}, Requests{"example.com/slice": 8, "example.com/slice-size": 4, "example.com/chips": 8}},
+		"multiplier not requested": {Requests{"example.com/slice": 2}, []Transformation{slices}, Requests{"example.com/slice": 2, "example.com/chips": 2}},
+		"empty replace ignores":    {Requests{"example.com/ignored": 1, "cpu": 1}, []Transformation{ignore}, Requests{"cpu": 1}},
 	} {
 		got := Transform(tc.in, tc.ts)
 		if len(got) != len(tc.want) {

@@ -44,7 +44,7 @@ func fillQueues(b testing.TB, st *state.State, prio int32, perFlavor func(int) i
 				name := fmt.Sprintf("run-%d-%s-%d", i, f, j)
 				usage := resources.FlavorResourceQuantities{
 					{Flavor: f, Resource: corev1.ResourceCPU}:    1000,
-					{Flavor: f, Resource: corev1.ResourceMemory}: 4 << 30 * 1000,
+					{Flavor: f, Resource: corev1.ResourceMemory}: 4 << 30,
 				}
 				if err := st.Assume(&state.Admitted{Key: types.NamespacedName{Namespace: benchNamespace, Name: name}, UID: types.UID(name),
 					ClusterQueue: cq, Priority: prio, Usage: usage, ReservedAt: base + int64(n), QueueOrderTime: base + int64(n)}); err != nil {

@@ -75,8 +75,8 @@ func benchShapeSet() []*workload.Shape {
 	var out []*workload.Shape
 	for i := range benchShapes {
 		ps := workload.PodSetShape{Name: "main", Count: int32(1 + i%6),
-			PerPod: resources.Requests{corev1.ResourceCPU: int64(1+i%5) * 1000, corev1.ResourceMemory: int64(1+i%4) << 30 * 1000,
-				corev1.ResourcePods: 1000}}
+			PerPod: resources.Requests{corev1.ResourceCPU: int64(1+i%5) * 1000, corev1.ResourceMemory: int64(1+i%4) << 30,
+				corev1.ResourcePods: 1}}
 		if i%3 == 0 {
 			ps.NodeSelector = map[string]string{"pool": "spot"}
 		}

@@ -153,7 +153,11 @@ func (sc *scenario) build(t *testing.T) (*state.Snapshot, []workload.Queue, Opti
 		st.SetFlavor(state.NewFlavor(&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}))
 	}
 	for name, spec := range sc.Cohorts {
-		st.SetCohort(state.NewCohort(&kueue.Cohort{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}))
+		c, err := state.NewCohort(&kueue.Cohort{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.SetCohort(c)
 	}
 	for name, spec := range sc.ClusterQueues {
 		if spec.NamespaceSelector == nil {
@@ -173,7 +177,11 @@ func (sc *scenario) build(t *testing.T) (*state.Snapshot, []workload.Queue, Opti
 		usage := resources.FlavorResourceQuantities{}
 		for f, rs := range a.Usage {
 			for r, q := range rs {
-				usage[resources.FlavorResource{Flavor: kueue.ResourceFlavorReference(f), Resource: corev1.ResourceName(r)}] = resources.FromQuantity(q)
+				a, err := resources.FromQuantity(corev1.ResourceName(r), q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				usage[resources.FlavorResource{Flavor: kueue.ResourceFlavorReference(f), Resource: corev1.ResourceName(r)}] = a
 			}
 		}
 		if err := st.Assume(&state.Admitted{Key: key(a.Namespace, a.Name), UID: types.UID(a.Name), ClusterQueue: kueue.ClusterQueueReference(a.ClusterQueue),
@@ -214,8 +222,11 @@ func (sc *scenario) queues() []workload.Queue {
 			if name == "" {
 				name = "main"
 			}
-			perPod := resources.FromResourceList(ps.Requests)
-			perPod[corev1.ResourcePods] = resources.One
+			perPod, err := resources.FromResourceList(ps.Requests)
+			if err != nil {
+				panic(err)
+			}
+			perPod[corev1.ResourcePods] = resources.Unit(corev1.ResourcePods)
 			podSets = append(podSets, workload.PodSetShape{Name: kueue.PodSetReference(name), Count: count, MinCount: ps.MinCount,
 				PerPod: perPod, NodeSelector: ps.NodeSelector, RequiredAffinity: ps.Affinity, Tolerations: ps.Tolerations})
 		}

@@ -35,7 +35,7 @@ func tasClusterWith(t *testing.T, preemption *kueue.ClusterQueuePreemption, flav
 	for _, n := range []struct{ name, rack string }{{"a1", "a"}, {"a2", "a"}, {"b1", "b"}, {"b2", "b"}} {
 		st.SetNode(&state.Node{Name: n.name, Schedulable: true,
 			Labels:      map[string]string{testRack: n.rack, corev1.LabelHostname: n.name, "pool": "tas"},
-			Allocatable: resources.Requests{corev1.ResourceCPU: 4000, corev1.ResourcePods: 110 * resources.One}})
+			Allocatable: resources.Requests{corev1.ResourceCPU: 4000, corev1.ResourcePods: 110}})
 	}
 	st.SetTopologySynced()
 	var fq []kueue.FlavorQuotas
@@ -55,7 +55,7 @@ func tasClusterWith(t *testing.T, preemption *kueue.ClusterQueuePreemption, flav
 }
 
 func tasWorkload(name string, pods int32, topo *kueue.PodSetTopologyRequest, at int64) *workload.Info {
-	perPod := resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: resources.One}
+	perPod := resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: 1}
 	shape := workload.NewShape([]workload.PodSetShape{{Name: "main", Count: pods, PerPod: perPod, Topology: topo}})
 	return &workload.Info{Key: types.NamespacedName{Namespace: "default", Name: name}, UID: types.UID(name), ClusterQueue: "cq",
 		QueueOrderTime: at, Shape: shape}
@@ -179,7 +179,7 @@ func TestDecideWaitsForNodes(t *testing.T) {
 func TestDecidePlacesWithinThePodsNodeSelector(t *testing.T) {
 	st := tasCluster(t, "tas")
 	selected := func(name string, pods int32, selector map[string]string) *workload.Info {
-		perPod := resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: resources.One}
+		perPod := resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: 1}
 		shape := workload.NewShape([]workload.PodSetShape{{Name: "main", Count: pods, PerPod: perPod, NodeSelector: selector,
 			Topology: &kueue.PodSetTopologyRequest{Required: ptr.To(testRack)}}})
 		return &workload.Info{Key: types.NamespacedName{Namespace: "default", Name: name}, UID: types.UID(name), ClusterQueue: "cq", Shape: shape}
@@ -295,7 +295,7 @@ func TestTopologyPreemptionNotAllowed(t *testing.T) {
 func TestDecidePlacesAPodSetGroupTogether(t *testing.T) {
 	st := tasCluster(t, "tas")
 	holding(t, st, "other", 0, 1, map[string]int32{"a1": 3}) // rack a: 5 CPUs free, rack b: 8
-	perPod := resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: resources.One}
+	perPod := resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: 1}
 	topo := func() *kueue.PodSetTopologyRequest {
 		return &kueue.PodSetTopologyRequest{Required: ptr.To(testRack), PodSetGroupName: ptr.To("g")}
 	}
@@ -333,11 +333,11 @@ func TestDecidePlacesOnTaintedNodesOnlyWhenTolerated(t *testing.T) {
 	for _, h := range []string{"b1", "b2"} {
 		st.SetNode(&state.Node{Name: h, Schedulable: true,
 			Labels:      map[string]string{testRack: "b", corev1.LabelHostname: h, "pool": "tas"},
-			Allocatable: resources.Requests{corev1.ResourceCPU: 4000, corev1.ResourcePods: 110 * resources.One},
+			Allocatable: resources.Requests{corev1.ResourceCPU: 4000, corev1.ResourcePods: 110},
 			Taints:      []corev1.Taint{{Key: "gpu", Value: "yes", Effect: corev1.TaintEffectNoSchedule}}})
 	}
 	shapeWith := func(tols []corev1.Toleration) *workload.Info {
-		perPod := resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: resources.One}
+		perPod := resources.Requests{corev1.ResourceCPU: 1000, corev1.ResourcePods: 1}
 		shape := workload.NewShape([]workload.PodSetShape{{Name: "main", Count: 12, PerPod: perPod, Tolerations: tols}})
 		return &workload.Info{Key: types.NamespacedName{Namespace: "default", Name: "w"}, UID: "w", ClusterQueue: "cq", Shape: shape}
 	}

@@ -102,12 +102,14 @@ func Scheduling(cfg *configapi.Configuration, patience time.Duration) scheduling
 }
 
 // transformations converts the Configuration's resources.transformations
-// (validated and defaulted by the loader).
+// (validated and defaulted by the loader). An output too large to be
+// counted is resources.Max per unit: a pod that gets it fits no quota.
 func transformations(in []configapi.ResourceTransformation) []resources.Transformation {
 	var out []resources.Transformation
 	for _, t := range in {
+		outputs, _ := resources.FromResourceList(t.Outputs)
 		out = append(out, resources.Transformation{Input: t.Input, MultiplyBy: t.MultiplyBy,
-			Replace: ptr.Deref(t.Strategy, configapi.Retain) == configapi.Replace, Outputs: resources.FromResourceList(t.Outputs)})
+			Replace: ptr.Deref(t.Strategy, configapi.Retain) == configapi.Replace, Outputs: outputs})
 	}
 	return out
 }

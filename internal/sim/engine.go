@@ -139,7 +139,11 @@ func LoadSetup(c *cache.Cache, s *Setup) error {
 		c.SetPriorityClass(p.Name, p.Value)
 	}
 	for _, co := range s.Cohorts {
-		c.SetCohort(state.NewCohort(co))
+		cohort, err := state.NewCohort(co)
+		if err != nil {
+			return err
+		}
+		c.SetCohort(cohort)
 	}
 	for name, active := range s.AdmissionChecks {
 		c.SetAdmissionCheck(name, active, s.CheckControllers[name])

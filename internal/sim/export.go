@@ -95,7 +95,10 @@ func podSetsOf(in []kueue.PodSet) []kueue.PodSet {
 	out := make([]kueue.PodSet, 0, len(in))
 	for _, ps := range in {
 		req := corev1.ResourceList{}
-		for name, a := range resources.PodRequests(&ps.Template.Spec) {
+		// An amount that cannot be counted stays one (resources.Max), so
+		// the replay refuses the workload as the manager did.
+		perPod, _ := resources.PodRequests(&ps.Template.Spec)
+		for name, a := range perPod {
 			req[name] = resources.ToQuantity(name, a)
 		}
 		spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Resources: corev1.ResourceRequirements{Requests: req}}},

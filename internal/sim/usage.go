@@ -24,8 +24,8 @@ type usageMeter struct {
 
 type classUsage struct {
 	queues  int
-	nominal int64 // milli-units summed over the class's queues
-	level   int64 // milli-units reserved now
+	nominal int64 // amounts (resources.Unit) summed over the class's queues
+	level   int64 // amounts reserved now
 	area    float64
 	// points are the level's changes: seconds, percent of nominal.
 	points []plots.Point

@@ -9,8 +9,10 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/hierarchy"
@@ -100,7 +102,9 @@ func (cq *ClusterQueue) Flavors() []kueue.ResourceFlavorReference {
 }
 
 // NewClusterQueue converts an API ClusterQueue, applying Kueue's defaults
-// for unset fields. It fails only on an invalid namespace selector.
+// for unset fields. It fails on an invalid namespace selector and on a
+// quota too large to be counted (resources.FromQuantity); the webhook
+// refuses both.
 func NewClusterQueue(obj *kueue.ClusterQueue) (*ClusterQueue, error) {
 	spec := &obj.Spec
 	cq := &ClusterQueue{
@@ -112,8 +116,12 @@ func NewClusterQueue(obj *kueue.ClusterQueue) (*ClusterQueue, error) {
 		Preference:       kueue.BorrowingOverPreemption,
 		StopPolicy:       kueue.None,
 		FairWeight:       resources.One,
-		Quotas:           quotasOf(spec.ResourceGroups),
 	}
+	quotas, err := quotasOf(spec.ResourceGroups, field.NewPath("spec", "resourceGroups"))
+	if err != nil {
+		return nil, fmt.Errorf("clusterQueue %s: %w", obj.Name, err)
+	}
+	cq.Quotas = quotas
 	if cq.QueueingStrategy == "" {
 		cq.QueueingStrategy = kueue.BestEffortFIFO
 	}
@@ -145,7 +153,7 @@ func NewClusterQueue(obj *kueue.ClusterQueue) (*ClusterQueue, error) {
 		cq.StopPolicy = *spec.StopPolicy
 	}
 	if spec.FairSharing != nil && spec.FairSharing.Weight != nil {
-		cq.FairWeight = resources.FromQuantity(*spec.FairSharing.Weight)
+		cq.FairWeight = weightOf(*spec.FairSharing.Weight)
 	}
 	if s := spec.AdmissionScope; s != nil && s.AdmissionMode == kueue.UsageBasedAdmissionFairSharing {
 		cq.FairAdmission = true
@@ -183,24 +191,53 @@ func preemptionOf(p *kueue.ClusterQueuePreemption) Preemption {
 	return out
 }
 
-// quotasOf converts resource groups to per-(flavor, resource) quotas.
-func quotasOf(groups []kueue.ResourceGroup) hierarchy.Quotas {
+// quotasOf converts resource groups to per-(flavor, resource) quotas,
+// failing with the path of the first quantity that cannot be counted.
+func quotasOf(groups []kueue.ResourceGroup, path *field.Path) (hierarchy.Quotas, error) {
 	out := hierarchy.Quotas{}
-	for _, g := range groups {
-		for _, f := range g.Flavors {
-			for _, r := range f.Resources {
-				q := hierarchy.NominalOnly(resources.FromQuantity(r.NominalQuota))
-				if r.BorrowingLimit != nil {
-					q.BorrowingLimit = resources.FromQuantity(*r.BorrowingLimit)
-				}
-				if r.LendingLimit != nil {
-					q.LendingLimit = resources.FromQuantity(*r.LendingLimit)
+	for i, g := range groups {
+		for j, f := range g.Flavors {
+			for k, r := range f.Resources {
+				rp := path.Index(i).Child("flavors").Index(j).Child("resources").Index(k)
+				q, err := quotaOf(&r, rp)
+				if err != nil {
+					return nil, err
 				}
 				out[resources.FlavorResource{Flavor: f.Name, Resource: r.Name}] = q
 			}
 		}
 	}
-	return out
+	return out, nil
+}
+
+// quotaOf converts one resource's quota; unset limits are Unlimited.
+func quotaOf(r *kueue.ResourceQuota, path *field.Path) (hierarchy.Quota, error) {
+	nominal, err := resources.FromQuantity(r.Name, r.NominalQuota)
+	if err != nil {
+		return hierarchy.Quota{}, fmt.Errorf("%s: %w", path.Child("nominalQuota"), err)
+	}
+	q := hierarchy.NominalOnly(nominal)
+	if r.BorrowingLimit != nil {
+		if q.BorrowingLimit, err = resources.FromQuantity(r.Name, *r.BorrowingLimit); err != nil {
+			return hierarchy.Quota{}, fmt.Errorf("%s: %w", path.Child("borrowingLimit"), err)
+		}
+	}
+	if r.LendingLimit != nil {
+		if q.LendingLimit, err = resources.FromQuantity(r.Name, *r.LendingLimit); err != nil {
+			return hierarchy.Quota{}, fmt.Errorf("%s: %w", path.Child("lendingLimit"), err)
+		}
+	}
+	return q, nil
+}
+
+// weightOf converts a fair-sharing weight to milli-units (resources.One
+// is 1). A weight beyond what an amount holds counts as the largest one:
+// a weight is a ratio, so nothing overflows, the share only gets smaller.
+func weightOf(q resource.Quantity) resources.Amount {
+	if q.CmpInt64(resources.MaxAmount/resources.One) >= 0 {
+		return resources.MaxAmount
+	}
+	return q.MilliValue()
 }
 
 // Cohort is the scheduler's view of a Cohort spec.
@@ -211,18 +248,23 @@ type Cohort struct {
 	FairWeight resources.Amount
 }
 
-// NewCohort converts an API Cohort.
-func NewCohort(obj *kueue.Cohort) *Cohort {
+// NewCohort converts an API Cohort. It fails on a quota too large to be
+// counted, which the webhook refuses.
+func NewCohort(obj *kueue.Cohort) (*Cohort, error) {
+	quotas, err := quotasOf(obj.Spec.ResourceGroups, field.NewPath("spec", "resourceGroups"))
+	if err != nil {
+		return nil, fmt.Errorf("cohort %s: %w", obj.Name, err)
+	}
 	c := &Cohort{
 		Name:       kueue.CohortReference(obj.Name),
 		Parent:     obj.Spec.ParentName,
-		Quotas:     quotasOf(obj.Spec.ResourceGroups),
+		Quotas:     quotas,
 		FairWeight: resources.One,
 	}
 	if fs := obj.Spec.FairSharing; fs != nil && fs.Weight != nil {
-		c.FairWeight = resources.FromQuantity(*fs.Weight)
+		c.FairWeight = weightOf(*fs.Weight)
 	}
-	return c
+	return c, nil
 }
 
 // Flavor is the scheduler's view of a ResourceFlavor.

@@ -24,7 +24,7 @@ func benchTree(blocks, racks, hosts int) *Tree {
 					Free: resources.Requests{
 						corev1.ResourceCPU:    (32 - used) * resources.One,
 						corev1.ResourceMemory: (128 << 30) * resources.One,
-						corev1.ResourcePods:   110 * resources.One,
+						corev1.ResourcePods:   110,
 					},
 				})
 			}

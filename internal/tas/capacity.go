@@ -39,7 +39,7 @@ func (t *Tree) podRequest(perPod resources.Requests) podRequest {
 		req.amounts[r] = a
 	}
 	if t.pods >= 0 {
-		req.amounts[t.pods] = resources.One
+		req.amounts[t.pods] = resources.Unit(corev1.ResourcePods)
 	}
 	return req
 }

@@ -94,15 +94,14 @@ func Domains(a *kueue.TopologyAssignment) ([]Domain, error) {
 	return out, nil
 }
 
-// Nodes returns the nodes an assignment at the hostname level places pods
-// on, in order (nil for an assignment at another level, or a malformed
-// one).
+// Nodes returns the host names (kubernetes.io/hostname values) an
+// assignment at the hostname level places pods on, in order (nil for an
+// assignment at another level, or a malformed one). A host name is not
+// always the node's name, nor unique across racks (the assignment then
+// keeps every level): NodeInDomain says which node a domain is.
 func Nodes(a *kueue.TopologyAssignment) []string {
-	if a == nil || len(a.Levels) == 0 || a.Levels[len(a.Levels)-1] != corev1.LabelHostname {
-		return nil
-	}
-	domains, err := Domains(a)
-	if err != nil {
+	domains := HostDomains(a)
+	if domains == nil {
 		return nil
 	}
 	out := make([]string, len(domains))
@@ -110,6 +109,40 @@ func Nodes(a *kueue.TopologyAssignment) []string {
 		out[i] = d.Values[len(d.Values)-1]
 	}
 	return out
+}
+
+// HostDomains returns the domains of an assignment at the hostname level,
+// each naming one node (nil for an assignment at another level, or a
+// malformed one).
+func HostDomains(a *kueue.TopologyAssignment) []Domain {
+	if a == nil || len(a.Levels) == 0 || a.Levels[len(a.Levels)-1] != corev1.LabelHostname {
+		return nil
+	}
+	domains, err := Domains(a)
+	if err != nil {
+		return nil
+	}
+	return domains
+}
+
+// NodeInDomain reports whether a node, by name and labels, is the one a
+// domain of an assignment at levels (values, widest first) names: its
+// labels carry the domain's values. A node without a host name label (or
+// whose labels are not known) is read by its name at that level.
+func NodeInDomain(name string, labels map[string]string, levels, values []string) bool {
+	if len(levels) != len(values) {
+		return false
+	}
+	for i, level := range levels {
+		v, ok := labels[level]
+		if !ok && level == corev1.LabelHostname {
+			v, ok = name, true
+		}
+		if !ok || v != values[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // checkSlice reports the first malformed field of s, relative to the slice.

@@ -38,7 +38,7 @@ func fuzzTree(b *bytesReader) *Tree {
 			n.Free[gpu] = int64(v%4) * resources.One
 		}
 		if v := b.next(); v%2 == 0 {
-			n.Free[corev1.ResourcePods] = int64(v%6) * resources.One
+			n.Free[corev1.ResourcePods] = int64(v % 6)
 		}
 	}
 	return NewTree(levels, nodes)

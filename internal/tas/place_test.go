@@ -23,7 +23,7 @@ func worker(b, r, name string, cpus int64) Node {
 	return Node{
 		Name:   name,
 		Labels: map[string]string{block: b, rack: r, host: name},
-		Free:   resources.Requests{corev1.ResourceCPU: cpus * resources.One, corev1.ResourcePods: 110 * resources.One},
+		Free:   resources.Requests{corev1.ResourceCPU: cpus * resources.One, corev1.ResourcePods: 110},
 	}
 }
 
@@ -68,7 +68,7 @@ func TestPlace(t *testing.T) {
 	unlabelled := append(cluster(), Node{Name: "big", Labels: map[string]string{block: "b1", host: "big"},
 		Free: resources.Requests{corev1.ResourceCPU: 100 * resources.One}})
 	podLimited := []Node{worker("b1", "r1", "h1", 8), worker("b1", "r1", "h2", 8)}
-	podLimited[0].Free[corev1.ResourcePods] = 2 * resources.One
+	podLimited[0].Free[corev1.ResourcePods] = 2
 	delete(podLimited[1].Free, corev1.ResourcePods)
 
 	cases := []struct {

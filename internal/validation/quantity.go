@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"math/big"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kuota-dev/kuota/internal/resources"
 )
 
 // maxQuantityDigits bounds the integer digits of a quantity in a spec:
@@ -28,6 +31,21 @@ func decimalDigits(q resource.Quantity) int64 {
 func validateMagnitude(q resource.Quantity, path *field.Path) field.ErrorList {
 	if q.Sign() != 0 && decimalDigits(q) > maxQuantityDigits {
 		return field.ErrorList{field.Invalid(path, q.String(), "is too large: quantities of 1e31 or more cannot be accounted")}
+	}
+	return nil
+}
+
+// validateAmount refuses an amount of a resource (a quota, a limit, a
+// request) that Kuota's accounting cannot hold: beyond
+// resources.MaxAmount in the resource's unit (4Ei of memory, about 4.6e15
+// cpus). The magnitude check runs first, so that nothing expands an
+// extreme exponent.
+func validateAmount(name corev1.ResourceName, q resource.Quantity, path *field.Path) field.ErrorList {
+	if errs := validateMagnitude(q, path); len(errs) > 0 {
+		return errs
+	}
+	if _, err := resources.FromQuantity(name, q); err != nil {
+		return field.ErrorList{field.Invalid(path, q.String(), err.Error())}
 	}
 	return nil
 }

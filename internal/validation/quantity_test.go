@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -83,4 +84,40 @@ func TestValidateMagnitude(t *testing.T) {
 	expectPaths(t, ValidateWorkload(wl), "spec.podSets[0].template.spec.containers[0].resources.requests[cpu]")
 	c := cohort(func(c *kueue.Cohort) { c.Spec.FairSharing = &kueue.FairSharing{Weight: qp("1e40")} })
 	expectPaths(t, ValidateCohort(c), "spec.fairSharing.weight")
+}
+
+// TestValidateAmountRefusesWhatCannotBeCounted: quotas, limits and
+// requests beyond what Kuota's accounting holds (resources.MaxAmount in
+// the resource's unit: 4Ei of memory, about 4.6e15 cpus) are refused with
+// the field named and the limit given; up to the limit they are valid.
+func TestValidateAmountRefusesWhatCannotBeCounted(t *testing.T) {
+	const memQuota = "spec.resourceGroups[0].flavors[0].resources[1]"
+	withMemory := func(nominal string, limits ...string) func(*kueue.ClusterQueue) {
+		return func(cq *kueue.ClusterQueue) {
+			cq.Spec.CohortName = "co"
+			cq.Spec.ResourceGroups[0].Flavors[0].Resources[1] = quota("memory", nominal, limits...)
+		}
+	}
+	expectPaths(t, ValidateClusterQueue(clusterQueue(withMemory("4Ei", "4Ei", "4Ei"))))
+	expectPaths(t, ValidateClusterQueue(clusterQueue(withMemory("5Pi"))))
+	expectPaths(t, ValidateClusterQueue(clusterQueue(withMemory("5Ei"))), memQuota+".nominalQuota")
+	expectPaths(t, ValidateClusterQueue(clusterQueue(withMemory("1Ei", "8Ei"))), memQuota+".borrowingLimit")
+	expectPaths(t, ValidateClusterQueue(clusterQueue(withMemory("4Ei", "", "4097Pi"))), memQuota+".lendingLimit")
+	errs := ValidateClusterQueue(clusterQueue(withMemory("5Ei")))
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "at most 4Ei") {
+		t.Errorf("the message should give the limit: %v", errs)
+	}
+	cpus := func(nominal string) func(*kueue.ClusterQueue) {
+		return func(cq *kueue.ClusterQueue) {
+			cq.Spec.ResourceGroups[0].Flavors[0].Resources[0] = quota("cpu", nominal)
+		}
+	}
+	expectPaths(t, ValidateClusterQueue(clusterQueue(cpus("4e15"))))
+	expectPaths(t, ValidateClusterQueue(clusterQueue(cpus("5e15"))), "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota")
+	c := cohort(func(c *kueue.Cohort) { c.Spec.ResourceGroups[0].Flavors[0].Resources[1] = quota("memory", "6Ei") })
+	expectPaths(t, ValidateCohort(c), memQuota+".nominalQuota")
+	wl := workload(func(wl *kueue.Workload) {
+		wl.Spec.PodSets[1].Template.Spec.Containers[0].Resources.Requests["memory"] = q("5Ei")
+	})
+	expectPaths(t, ValidateWorkload(wl), "spec.podSets[1].template.spec.containers[0].resources.requests[memory]")
 }

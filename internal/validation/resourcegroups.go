@@ -109,14 +109,14 @@ func validateFlavorQuotas(fq *kueue.FlavorQuotas, covered []corev1.ResourceName,
 }
 
 // validateLimits checks the size of one quota and its borrowing and lending
-// limits.
+// limits: each within what Kuota can count (validateAmount).
 func validateLimits(q *kueue.ResourceQuota, owner quotaOwner, path *field.Path) field.ErrorList {
-	errs := validateMagnitude(q.NominalQuota, path.Child("nominalQuota"))
+	errs := validateAmount(q.Name, q.NominalQuota, path.Child("nominalQuota"))
 	if q.BorrowingLimit != nil {
-		errs = append(errs, validateMagnitude(*q.BorrowingLimit, path.Child("borrowingLimit"))...)
+		errs = append(errs, validateAmount(q.Name, *q.BorrowingLimit, path.Child("borrowingLimit"))...)
 	}
 	if q.LendingLimit != nil {
-		errs = append(errs, validateMagnitude(*q.LendingLimit, path.Child("lendingLimit"))...)
+		errs = append(errs, validateAmount(q.Name, *q.LendingLimit, path.Child("lendingLimit"))...)
 	}
 	if len(errs) > 0 {
 		return errs

@@ -68,7 +68,9 @@ func validateRequirements(r *corev1.ResourceRequirements, path *field.Path) fiel
 }
 
 // validateResourceList rejects the `pods` resource, which Kuota counts
-// itself (one per pod), and negative amounts.
+// itself (one per pod), negative amounts and amounts too large to be
+// counted. What a whole PodSet adds up to is checked when the workload is
+// queued (it stays pending, Misconfigured, when too large).
 func validateResourceList(list corev1.ResourceList, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, name := range sortedKeys(list) {
@@ -82,7 +84,7 @@ func validateResourceList(list corev1.ResourceList, path *field.Path) field.Erro
 			errs = append(errs, field.Invalid(p, q.String(), "must not be negative"))
 			continue
 		}
-		errs = append(errs, validateMagnitude(q, p)...)
+		errs = append(errs, validateAmount(name, q, p)...)
 	}
 	return errs
 }

@@ -136,7 +136,8 @@ func resourcesOf(snap *state.Snapshot, cqName kueue.ClusterQueueReference, wl *k
 	}
 	need := resources.Requests{}
 	for _, ps := range wl.Spec.PodSets {
-		for r, a := range resources.PodRequests(&ps.Template.Spec) {
+		perPod, _ := resources.PodRequests(&ps.Template.Spec) // explained apart (CheckPodSets) when it fails
+		for r, a := range perPod {
 			need[r] = resources.Add(need[r], resources.Mul(a, int64(ps.Count)))
 		}
 	}

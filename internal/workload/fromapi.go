@@ -24,8 +24,11 @@ func ShapeFromPodSets(podSets []kueue.PodSet, opts ShapeOptions) *Shape {
 	for i := range podSets {
 		ps := &podSets[i]
 		spec := &ps.Template.Spec
-		perPod := resources.PodRequests(spec)
-		perPod["pods"] = resources.One
+		// lifecycle.CheckPodSets keeps a workload whose requests cannot be
+		// counted out of the queues; here they are at resources.Max, which
+		// fits no quota.
+		perPod, _ := resources.PodRequests(spec)
+		perPod[corev1.ResourcePods] = resources.Unit(corev1.ResourcePods)
 		if opts.Claims != nil {
 			perPod.Add(opts.Claims(spec))
 		}

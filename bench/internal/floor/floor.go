@@ -82,7 +82,8 @@ func Admission(wl *kueue.Workload, cq kueue.ClusterQueueReference, flavor kueue.
 		count := ps.Count
 		psa := kueue.PodSetAssignment{Name: ps.Name, Count: &count,
 			Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{}, ResourceUsage: corev1.ResourceList{}}
-		for name, perPod := range resources.PodRequests(&ps.Template.Spec) {
+		perPodRequests, _ := resources.PodRequests(&ps.Template.Spec) // the harness's own small jobs
+		for name, perPod := range perPodRequests {
 			psa.Flavors[name] = flavor
 			psa.ResourceUsage[name] = resources.ToQuantity(name, resources.Mul(perPod, int64(count)))
 		}

@@ -23,10 +23,14 @@ func teams(t *testing.T, weightA, weightB string) *state.State {
 	t.Helper()
 	st := state.New()
 	st.SetFlavor(&state.Flavor{Name: "default"})
-	st.SetCohort(state.NewCohort(&kueue.Cohort{ObjectMeta: metav1.ObjectMeta{Name: "org"}, Spec: kueue.CohortSpec{
+	org, err := state.NewCohort(&kueue.Cohort{ObjectMeta: metav1.ObjectMeta{Name: "org"}, Spec: kueue.CohortSpec{
 		ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
 			Flavors: []kueue.FlavorQuotas{{Name: "default", Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse("100")}}}}}},
-	}}))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.SetCohort(org)
 	for name, w := range map[string]string{"a": weightA, "b": weightB} {
 		weight := resource.MustParse(w)
 		cq, err := state.NewClusterQueue(&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: kueue.ClusterQueueSpec{

@@ -129,8 +129,7 @@ func mayPreempt(cq *state.ClusterQueue, node *hierarchy.Node, fr resources.Flavo
 }
 
 func show(name corev1.ResourceName, a resources.Amount) string {
-	q := resources.ToQuantity(name, a)
-	return q.String()
+	return resources.Format(name, a)
 }
 
 func (a *Assigner) eligible(shape *workload.Shape, idx int, fname kueue.ResourceFlavorReference) (bool, string) {
