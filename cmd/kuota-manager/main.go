@@ -115,6 +115,9 @@ func run() error {
 		if opts.Standalone, err = standalone(ctx, restCfg, *cfg.Namespace); err != nil {
 			return err
 		}
+		if le := cfg.LeaderElection; opts.Standalone && le != nil && le.ResourceNamespace != "" && le.ResourceNamespace != *cfg.Namespace {
+			opts.LeaseNamespaceExists = leaseNamespaceExists(ctx, restCfg, le.ResourceNamespace)
+		}
 	}
 	m, err := app.New(opts)
 	if err != nil {
@@ -142,6 +145,20 @@ func standalone(ctx context.Context, restCfg *rest.Config, ns string) (bool, err
 			"(their Lease and certificate Secret live there); create the namespace, or install the bundle, for a full manager", "namespace", ns)
 	}
 	return missing, nil
+}
+
+// leaseNamespaceExists reports whether the Lease's own namespace exists:
+// then a standalone manager still elects a leader.
+func leaseNamespaceExists(ctx context.Context, restCfg *rest.Config, ns string) bool {
+	c, err := client.New(restCfg, client.Options{})
+	if err != nil {
+		return false
+	}
+	missing, err := app.NamespaceMissing(ctx, c, ns)
+	if err == nil && !missing {
+		ctrl.Log.Info("leader election stays on: its Lease's namespace exists", "namespace", ns)
+	}
+	return err == nil && !missing
 }
 
 // webhookSetups lists the admission webhooks the manager serves: those of

@@ -88,6 +88,11 @@ type Options struct {
 	// Standalone runs without leader election and without webhooks: the
 	// manager's namespace does not exist (standalone.go).
 	Standalone bool
+	// LeaseNamespaceExists keeps leader election in a Standalone
+	// manager whose Configuration puts the Lease in a namespace other than
+	// its own that exists (leaderElection.resourceNamespace): replicas
+	// must not all write because the webhooks' namespace is missing.
+	LeaseNamespaceExists bool
 }
 
 // Manager is an assembled, not yet started, Kuota manager.
@@ -145,9 +150,14 @@ func New(opts Options) (*Manager, error) {
 		}
 		mo.WebhookServer = hooks.server
 	}
+	var access *accessChecker
+	mo.NewCache = newAccessCache(&access)
 	mgr, err := ctrl.NewManager(restCfg, mo)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("permissions", access.Check); err != nil {
+		return nil, fmt.Errorf("adding the permissions check: %w", err)
 	}
 	m := &Manager{Manager: mgr, Cache: cache.New(settings.Workloads(cfg))}
 	m.Cache.SetAdmissionFairSharing(settings.AdmissionFairSharing(cfg))
@@ -191,7 +201,7 @@ func managerOptions(opts Options, scheme *runtime.Scheme) ctrl.Options {
 	if opts.HealthBindAddress != nil {
 		o.HealthProbeBindAddress = *opts.HealthBindAddress
 	}
-	if le := cfg.LeaderElection; le != nil && ptr.Deref(le.LeaderElect, false) && !opts.Standalone {
+	if le := cfg.LeaderElection; le != nil && ptr.Deref(le.LeaderElect, false) && (!opts.Standalone || opts.LeaseNamespaceExists) {
 		o.LeaderElection = true
 		o.LeaderElectionID = le.ResourceName
 		o.LeaderElectionResourceLock = le.ResourceLock

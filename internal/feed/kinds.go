@@ -142,6 +142,8 @@ func priorityClasses(c *cache.Cache) kind[*kueue.WorkloadPriorityClass] {
 	}
 }
 
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=cohorts,verbs=get;list;watch
+
 func cohorts(c *cache.Cache) kind[*kueue.Cohort] {
 	return kind[*kueue.Cohort]{
 		name:     "Cohort",

@@ -112,7 +112,11 @@ func setUp(ctx context.Context, toolsBin, tmp string) (*harness, error) {
 	if err := h.startJobSet(ctx, toolsBin, root, tools.Kubectl, res.Kubeconfig); err != nil {
 		return h, err
 	}
-	if err := h.startManager(managerBin, res.Kubeconfig); err != nil {
+	managerConfig, err := h.managerKubeconfig(ctx)
+	if err != nil {
+		return h, err
+	}
+	if err := h.startManager(managerBin, managerConfig); err != nil {
 		return h, err
 	}
 	if err := h.waitWebhooks(ctx); err != nil {

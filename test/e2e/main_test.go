@@ -3,7 +3,9 @@
 // kube-scheduler and kwok (fake nodes whose pods run and complete), all
 // started by internal/devcluster from the binaries `make tools` builds, and
 // kuota-manager as a process on the host, serving its webhooks locally.
-// Users' Jobs go through the real admission chain.
+// Users' Jobs go through the real admission chain. The manager acts as the
+// install bundle's ServiceAccount (identity_test.go): a refusal from the
+// API server fails the run.
 //
 // Throughout the run a watcher checks that no pod of a managed Job exists
 // before its Workload was admitted: every such pod must come from the
@@ -58,6 +60,13 @@ func run(m *testing.M) int {
 	if v := h.pods.violations(); len(v) > 0 {
 		fmt.Fprintln(os.Stderr, "e2e: pods of managed Jobs created before admission:")
 		for _, s := range v {
+			fmt.Fprintln(os.Stderr, "  "+s)
+		}
+		code = 1
+	}
+	if r := h.refusals(); len(r) > 0 {
+		fmt.Fprintln(os.Stderr, "e2e: the API server refused the manager (running as the bundle's service account):")
+		for _, s := range r {
 			fmt.Fprintln(os.Stderr, "  "+s)
 		}
 		code = 1

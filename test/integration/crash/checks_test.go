@@ -1,8 +1,11 @@
 package crash
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -130,10 +133,41 @@ func (h *harness) finalChecks(t *testing.T) {
 	h.quiescentAudit(t, "at the end")
 	h.checkQueuesEmpty(t)
 	var lease coordinationv1.Lease
-	if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: "default",
-		Name: configapi.DefaultLeaderElectionID}, &lease); err == nil && lease.Spec.LeaseTransitions != nil {
+	err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: leaseNamespace,
+		Name: configapi.DefaultLeaderElectionID}, &lease)
+	switch {
+	case err != nil:
+		t.Errorf("the replicas' Lease: %v (did they run without electing a leader?)", err)
+	case lease.Spec.LeaseTransitions != nil:
 		h.fig.leaseTransitions = int(*lease.Spec.LeaseTransitions)
 	}
+	for i := range h.prof.replicas {
+		for _, line := range h.refusals(replicaLog(i)) {
+			t.Errorf("replica %d was refused by the API server's authorizer: %s", i, line)
+		}
+	}
+}
+
+// refusals are the lines of a replica's log where the API server's
+// authorizer refused it something, except around an API server restart
+// (a restarted kube-apiserver refuses everyone until its RBAC caches
+// have synced).
+func (h *harness) refusals(log string) []string {
+	data, _ := os.ReadFile(log)
+	var out []string
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if !bytes.Contains(line, []byte(`forbidden: User \"system:serviceaccount:`)) {
+			continue
+		}
+		var entry struct{ Ts string }
+		if json.Unmarshal(line, &entry) == nil {
+			if at, err := time.Parse(time.RFC3339, entry.Ts); err == nil && h.outages.around(at) {
+				continue
+			}
+		}
+		out = append(out, string(line))
+	}
+	return out
 }
 
 // checkQueuesEmpty: with every workload finished, each ClusterQueue's

@@ -113,7 +113,8 @@ func newHarness(t *testing.T, prof profile) *harness {
 	t.Helper()
 	dir := t.TempDir()
 	kubeconfig, config := filepath.Join(dir, "kubeconfig"), filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(kubeconfig, env.KubeConfig(), 0o600); err != nil {
+	installManagerIdentity(t)
+	if err := os.WriteFile(kubeconfig, managerKubeconfig(t), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(config, []byte(managerConfig), 0o600); err != nil {

@@ -12,19 +12,25 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kuota-dev/kuota/internal/paths"
 	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
 var (
-	// kubeClient reaches the API server as its administrator.
+	// kubeClient reaches the API server as its administrator, with
+	// restConfig.
 	kubeClient client.Client
+	restConfig *rest.Config
 	// kubeconfig is a file for kubectl.
 	kubeconfig string
 	// kubectlBin is the kubectl built into .cache/bin.
@@ -74,6 +80,7 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "install: stopping the control plane: "+err.Error())
 		}
 	}()
+	restConfig = cfg
 	if kubeClient, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		fmt.Fprintln(os.Stderr, "install: "+err.Error())
 		return 1
@@ -103,4 +110,29 @@ func kubectl(t *testing.T, args ...string) []byte {
 		t.Fatalf("kubectl %v: %v\n%s%s", args, err, stdout.Bytes(), stderr.Bytes())
 	}
 	return stdout.Bytes()
+}
+
+// managerLog holds what managers run by the tests log.
+var managerLog syncBuffer
+
+func init() {
+	ctrl.SetLogger(zap.New(zap.WriteTo(&managerLog)))
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
