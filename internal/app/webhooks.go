@@ -19,6 +19,7 @@ import (
 	configapi "github.com/kuota-dev/kuota/api/config/v1beta2"
 	"github.com/kuota-dev/kuota/internal/certs"
 	"github.com/kuota-dev/kuota/internal/conversion"
+	"github.com/kuota-dev/kuota/internal/jobframework"
 	"github.com/kuota-dev/kuota/internal/localwebhook"
 )
 
@@ -117,6 +118,7 @@ func (p *webhookParts) attach(mgr ctrl.Manager, opts Options) error {
 	}
 	if r := p.rotator; r != nil {
 		r.Reader, r.Writer = mgr.GetAPIReader(), mgr.GetClient()
+		r.Webhooks.Served = p.server.serves
 		if err := mgr.Add(r); err != nil {
 			return fmt.Errorf("adding cert rotator: %w", err)
 		}
@@ -148,14 +150,17 @@ type gatedServer struct {
 	paths map[string]bool
 }
 
-// Register records the path (local mode registers only served webhooks)
-// and registers the handler.
+// Register records the path (local mode registers only served webhooks,
+// and the cert rotator removes the others from the bundle's
+// configurations; a disabled integration's allow-all handler does not
+// count) and registers the handler.
 func (s *gatedServer) Register(path string, hook http.Handler) {
 	s.mu.Lock()
 	if s.paths == nil {
 		s.paths = map[string]bool{}
 	}
-	s.paths[path] = true
+	_, noop := hook.(jobframework.NoopWebhook)
+	s.paths[path] = !noop
 	s.mu.Unlock()
 	s.Server.Register(path, hook)
 }

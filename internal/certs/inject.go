@@ -9,6 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -32,6 +33,12 @@ type WebhookConfigurations struct {
 	// CRDs are names of CustomResourceDefinitions; only a conversion
 	// webhook given by clientConfig gets the bundle.
 	CRDs []string
+	// Served reports whether the manager serves a webhook's service path;
+	// the webhooks of the configurations it does not serve (those of a
+	// job framework that is not enabled) are removed, so that the API
+	// server does not send every Pod, Deployment or StatefulSet write to
+	// a handler that is not there, and fail it. Nil keeps every webhook.
+	Served func(path string) bool
 }
 
 // DefaultWebhookConfigurations are the bundle's two configurations and the
@@ -45,17 +52,19 @@ func DefaultWebhookConfigurations(crds ...string) WebhookConfigurations {
 }
 
 // InjectCABundle sets caBundle on every webhook of the named configurations
-// and writes those that changed. A configuration that does not exist is
+// (and removes those names.Served says are not served) and writes those
+// that changed. A configuration that does not exist is
 // skipped: nothing calls a webhook that is not registered, and the next
 // injection covers it once it is created.
 func InjectCABundle(ctx context.Context, r client.Reader, w client.Writer, names WebhookConfigurations, bundle []byte) error {
 	for _, name := range names.Mutating {
 		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 		if err := inject(ctx, r, w, name, cfg, func() bool {
-			changed := false
-			for i := range cfg.Webhooks {
-				changed = setBundle(&cfg.Webhooks[i].ClientConfig, bundle) || changed
-			}
+			var changed bool
+			cfg.Webhooks, changed = servedWithBundle(cfg.Webhooks, name, names.Served, bundle,
+				func(w *admissionregistrationv1.MutatingWebhook) (string, *admissionregistrationv1.WebhookClientConfig) {
+					return w.Name, &w.ClientConfig
+				})
 			return changed
 		}); err != nil {
 			return err
@@ -64,10 +73,11 @@ func InjectCABundle(ctx context.Context, r client.Reader, w client.Writer, names
 	for _, name := range names.Validating {
 		cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 		if err := inject(ctx, r, w, name, cfg, func() bool {
-			changed := false
-			for i := range cfg.Webhooks {
-				changed = setBundle(&cfg.Webhooks[i].ClientConfig, bundle) || changed
-			}
+			var changed bool
+			cfg.Webhooks, changed = servedWithBundle(cfg.Webhooks, name, names.Served, bundle,
+				func(w *admissionregistrationv1.ValidatingWebhook) (string, *admissionregistrationv1.WebhookClientConfig) {
+					return w.Name, &w.ClientConfig
+				})
 			return changed
 		}); err != nil {
 			return err
@@ -108,6 +118,26 @@ func inject(ctx context.Context, r client.Reader, w client.Writer, name string, 
 		return fmt.Errorf("injecting the CA bundle into %s: %w", name, err)
 	}
 	return nil
+}
+
+// servedWithBundle keeps the webhooks whose path is served, each with
+// bundle, and reports whether anything changed.
+func servedWithBundle[W any](hooks []W, config string, served func(string) bool, bundle []byte,
+	parts func(*W) (string, *admissionregistrationv1.WebhookClientConfig)) ([]W, bool) {
+	changed := false
+	kept := hooks[:0]
+	for i := range hooks {
+		name, cc := parts(&hooks[i])
+		if served != nil && cc.Service != nil && cc.Service.Path != nil && !served(*cc.Service.Path) {
+			ctrl.Log.WithName("cert-rotator").Info("Removing a webhook this manager does not serve (its integration is not enabled)",
+				"configuration", config, "webhook", name, "path", *cc.Service.Path)
+			changed = true
+			continue
+		}
+		changed = setBundle(cc, bundle) || changed
+		kept = append(kept, hooks[i])
+	}
+	return kept, changed
 }
 
 func setBundle(cc *admissionregistrationv1.WebhookClientConfig, bundle []byte) bool {

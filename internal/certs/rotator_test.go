@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -308,5 +310,35 @@ func TestInjectCABundleIntoConversionWebhooks(t *testing.T) {
 	}
 	if got.Spec.Conversion.Webhook != nil {
 		t.Errorf("a CRD without a conversion webhook got one: %+v", got.Spec.Conversion)
+	}
+}
+
+// Webhooks whose path the manager does not serve (a job framework that is
+// not enabled) are removed; the others keep their bundle.
+func TestInjectCABundleRemovesUnservedWebhooks(t *testing.T) {
+	c := newFakeClient(webhookConfigs()...)
+	names := DefaultWebhookConfigurations()
+	names.Served = func(path string) bool { return !strings.Contains(path, "job") }
+	if err := InjectCABundle(context.Background(), c, c, names, []byte("bundle")); err != nil {
+		t.Fatal(err)
+	}
+	m := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := c.Get(context.Background(), types.NamespacedName{Name: MutatingWebhookConfigurationName}, m); err != nil {
+		t.Fatal(err)
+	}
+	v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	if err := c.Get(context.Background(), types.NamespacedName{Name: ValidatingWebhookConfigurationName}, v); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range m.Webhooks {
+		got = append(got, w.Name+"="+string(w.ClientConfig.CABundle))
+	}
+	for _, w := range v.Webhooks {
+		got = append(got, w.Name+"="+string(w.ClientConfig.CABundle))
+	}
+	want := []string{"mclusterqueue.kb.io=bundle", "vclusterqueue.kb.io=bundle", "vworkload.kb.io=bundle"}
+	if !slices.Equal(got, want) {
+		t.Errorf("webhooks after injection %v, want %v", got, want)
 	}
 }

@@ -130,16 +130,24 @@ func SetupWebhooks(mgr ctrl.Manager, integrations []Integration, opts Options) e
 	return nil
 }
 
+// NoopWebhook is the handler SetupNoopWebhooks serves: it allows
+// everything. Its paths do not count as served: the manager removes their
+// webhooks from its configurations (internal/certs), and local mode does
+// not register them.
+type NoopWebhook struct{ *admission.Webhook }
+
 // SetupNoopWebhooks serves, for each integration with webhooks that is not
 // enabled, webhooks that allow everything at its paths. The install
-// bundle declares every integration's webhooks, fail-closed: without
-// these, a disabled integration's kind (every pod, for the pod
-// integration) could not be created at all.
+// bundle declares every integration's webhooks, fail-closed: until the
+// manager has removed those of disabled integrations (at its first
+// certificate pass), and after a re-apply of the bundle until its next,
+// these keep a disabled integration's kind (every pod, for the pod
+// integration) creatable.
 func SetupNoopWebhooks(mgr ctrl.Manager, available, enabled []Integration) {
 	srv := mgr.GetWebhookServer()
-	allow := &admission.Webhook{Handler: admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {
+	allow := NoopWebhook{&admission.Webhook{Handler: admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {
 		return admission.Allowed("")
-	})}
+	})}}
 	for _, in := range available {
 		if in.SetupWebhook == nil || slices.ContainsFunc(enabled, func(e Integration) bool { return e.Name == in.Name }) {
 			continue
