@@ -8,11 +8,13 @@ package multicluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -94,9 +96,35 @@ func (rs *Remotes) Connect(ctx context.Context, name string, kubeconfig []byte, 
 	return rs.ping(ctx, name, r)
 }
 
+// A worker's client has limits of its own: each request gives up after
+// workerRequestTimeout (a worker that stops answering must not hold a
+// reconcile for ever), and its rate limiter, one per worker, defaults to
+// workerQPS and workerBurst when the kubeconfig sets none (client-go's
+// default of 5 a second would pace dispatch to a worker at a crawl). The
+// watches run without the timeout: a watch is a long request.
+const (
+	workerRequestTimeout = 15 * time.Second
+	workerQPS            = 50
+	workerBurst          = 100
+)
+
+// workerConfig is cfg with the worker limits above filled in.
+func workerConfig(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	if c.QPS == 0 {
+		c.QPS, c.Burst = workerQPS, workerBurst
+	}
+	return c
+}
+
 // dial builds the client and starts the watches of one worker.
 func (rs *Remotes) dial(name string, kubeconfig []byte, cfg *rest.Config) (*remote, error) {
-	cl, err := client.New(cfg, client.Options{Scheme: rs.Scheme})
+	cfg = workerConfig(cfg)
+	requests := rest.CopyConfig(cfg)
+	if requests.Timeout == 0 {
+		requests.Timeout = workerRequestTimeout
+	}
+	cl, err := client.New(requests, client.Options{Scheme: rs.Scheme})
 	if err != nil {
 		return nil, fmt.Errorf("building a client: %w", err)
 	}
@@ -221,6 +249,25 @@ func (rs *Remotes) LostSince(name string) time.Time {
 		rs.missing[name] = since
 	}
 	return since
+}
+
+// Unanswered marks a connected worker as lost when a request to it failed
+// the way a worker that stopped answering fails it (no answer in time,
+// no connection, overloaded); an error the worker answered with (not
+// found, forbidden, invalid) says nothing about the connection. Workloads
+// then leave the worker out until its next check (clusters.go) finds it
+// answering, instead of each waiting for a request to time out.
+func (rs *Remotes) Unanswered(name string, err error) {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && !apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err) &&
+		!apierrors.IsServiceUnavailable(err) && !apierrors.IsTooManyRequests(err) {
+		return
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if r := rs.clusters[name]; r != nil && r.active {
+		r.active, r.lostSince = false, time.Now()
+	}
 }
 
 // Start waits for the manager to stop, then drops every connection.

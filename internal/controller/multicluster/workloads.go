@@ -127,6 +127,7 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		in.LostSince = r.Remotes.LostSince(*wl.Status.ClusterName)
 	}
 	remoteJobs := map[string]client.Object{}
+	unreadable := false
 	for name, cl := range clients {
 		if !slices.Contains(in.Clusters, name) && ptr.Deref(wl.Status.ClusterName, "") != name {
 			// Only the check's clusters are the workload's business.
@@ -140,7 +141,18 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			rem, remoteJobs[name], err = r.readRemote(ctx, cl, &wl, job)
 		}
 		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("reading worker cluster %s: %w", name, err)
+			if ptr.Deref(wl.Status.ClusterName, "") == name {
+				return ctrl.Result{}, fmt.Errorf("reading worker cluster %s: %w", name, err)
+			}
+			// One worker that does not answer does not hold dispatch to
+			// the others back: it is left out of this pass as if it were
+			// disconnected, and the workload is looked at again soon.
+			ctrl.LoggerFrom(ctx).Info("Leaving a worker cluster out of this pass: reading it failed", "cluster", name, "error", err.Error())
+			r.Remotes.Unanswered(name, err)
+			delete(clients, name)
+			in.Clusters = slices.DeleteFunc(in.Clusters, func(c string) bool { return c == name })
+			unreadable = true
+			continue
 		}
 		in.Remotes[name] = rem
 	}
@@ -160,8 +172,15 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err != nil {
 		return controller.Outcome(ctx, err)
 	}
+	if unreadable && (res.RequeueAfter == 0 || res.RequeueAfter > unreadableWait) {
+		res.RequeueAfter = unreadableWait
+	}
 	return res, nil
 }
+
+// unreadableWait is how soon a workload is looked at again after a worker
+// was left out of a pass because reading it failed.
+const unreadableWait = 5 * time.Second
 
 // connectingWait is how often a deleted Workload's copies are looked for
 // again while a worker is still connecting.

@@ -196,6 +196,13 @@ func TestDeactivatedWorkloadIsRemovedFromItsWorker(t *testing.T) {
 // does not exist.
 func setup(t *testing.T) string {
 	t.Helper()
+	return setupWith(t, worker1.KubeConfig(), worker2.KubeConfig())
+}
+
+// setupWith is setup with the kubeconfigs the manager reaches the two
+// workers with.
+func setupWith(t *testing.T, kubeconfigs ...[]byte) string {
+	t.Helper()
 	ns, err := manager.CreateNamespace(context.Background(), "mk")
 	if err != nil {
 		t.Fatal(err)
@@ -206,9 +213,9 @@ func setup(t *testing.T) string {
 	}
 	ensureNamespace(t, manager, "kueue-system")
 	clusters := []string{ns + "-worker1", ns + "-worker2", ns + "-broken"}
-	for i, w := range []*framework.Env{worker1, worker2} {
+	for i := range 2 {
 		create(t, manager, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kueue-system", Name: clusters[i]},
-			Data: map[string][]byte{kueue.MultiKueueKubeConfigSecretKey: w.KubeConfig()}})
+			Data: map[string][]byte{kueue.MultiKueueKubeConfigSecretKey: kubeconfigs[i]}})
 	}
 	for _, c := range clusters {
 		create(t, manager, &kueue.MultiKueueCluster{ObjectMeta: metav1.ObjectMeta{Name: c}, Spec: kueue.MultiKueueClusterSpec{
