@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -75,6 +76,8 @@ func TestSurvivesSIGKILL(t *testing.T) {
 			h.restart(t, "kube-apiserver", env.RestartAPIServer, &h.fig.apiRestarts)
 		case faultEtcd:
 			h.restart(t, "etcd", env.RestartEtcd, &h.fig.etcdRestarts)
+		case faultPause:
+			h.pause(t, rng)
 		}
 		h.strictAudit(t, fmt.Sprintf("after fault %d of %d", i+1, len(sched)))
 		if prof.quiescentAfter(i+1, len(sched)) {
@@ -186,6 +189,33 @@ func (h *harness) kill(t *testing.T, rng *rand.Rand) {
 	for _, s := range phases {
 		h.fig.killPhases[s]++
 	}
+}
+
+// pauseFor is how long a paused leader stays stopped: three lease
+// durations of managerConfig, so that another replica takes the lease
+// while it cannot see it go. Let go on, it must stop writing (the
+// resourceVersion preconditions refuse what it had in flight) and exit
+// once it finds the lease lost.
+const pauseFor = 6 * time.Second
+
+// pause stops the leader (SIGSTOP) for pauseFor, then lets it go on
+// (SIGCONT).
+func (h *harness) pause(t *testing.T, rng *rand.Rand) {
+	t.Helper()
+	var p *process
+	for deadline := time.Now().Add(30 * time.Second); p == nil || !p.leader.Load(); {
+		if p, _ = h.rs.pick(rng, true); (p == nil || !p.leader.Load()) && time.Now().After(deadline) {
+			t.Logf("no leader to pause within 30s; skipping the pause")
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		return // it has just exited
+	}
+	h.fig.pauses++
+	time.Sleep(pauseFor)
+	_ = p.cmd.Process.Signal(syscall.SIGCONT)
 }
 
 // restart restarts a control-plane component and counts it.

@@ -19,6 +19,7 @@ type figures struct {
 	killPhases                [numSignals]int
 	idleKills                 int
 	apiRestarts, etcdRestarts int
+	pauses                    int
 	maxRestart                time.Duration
 	audits, auditRetries      int
 	quiescentAudits           int
@@ -42,7 +43,8 @@ func (h *harness) figures() string {
 		f.total.Round(time.Second), f.faultPhase.Round(time.Second), f.drain.Round(time.Second), f.leftAfterFaults)
 	line("SIGKILLs: %d (%d of the leader); in the second before: admissions %d, evictions %d, status writes %d, none %d",
 		f.kills, f.leaderKills, f.killPhases[sigAdmission], f.killPhases[sigEviction], f.killPhases[sigStatus], f.idleKills)
-	line("restarts: kube-apiserver %d, etcd %d (longest %s)", f.apiRestarts, f.etcdRestarts, f.maxRestart.Round(time.Millisecond))
+	line("restarts: kube-apiserver %d, etcd %d (longest %s); leader paused past its lease (SIGSTOP %s): %d",
+		f.apiRestarts, f.etcdRestarts, f.maxRestart.Round(time.Millisecond), pauseFor, f.pauses)
 	line("replicas: %d, %d process starts, %d exits by themselves (lease lost or control plane down)",
 		h.prof.replicas, starts, len(exits))
 	line("leader changes: %d leases taken (Lease transitions: %d)", leaderChanges, f.leaseTransitions)
@@ -51,7 +53,7 @@ func (h *harness) figures() string {
 	line("workloads: %d created, all finished; admissions %d (seen by the jobs: %d), evictions %d (seen: %d); status writes seen: %d",
 		f.workloads, f.admissions, seen[sigAdmission], f.evictions, seen[sigEviction], seen[sigStatus])
 	line("audits: %d run, all clean (%d strict after each fault, %d full with the flow paused, settled within %s at most); %d retried while the API was away",
-		f.audits, h.prof.kills+h.prof.apiRestarts+h.prof.etcdRestarts, f.quiescentAudits, f.maxSettle.Round(time.Millisecond), f.auditRetries)
+		f.audits, h.prof.kills+h.prof.apiRestarts+h.prof.etcdRestarts+h.prof.pauses, f.quiescentAudits, f.maxSettle.Round(time.Millisecond), f.auditRetries)
 	if len(f.unseen) > 0 {
 		// The observer's informer relists after the API server restarts,
 		// and misses the states in between.
