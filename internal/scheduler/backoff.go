@@ -144,24 +144,13 @@ func (r *retries) succeeded(key types.NamespacedName) {
 
 // prune forgets the workloads unrecorded names (by key and UID): deleted,
 // finished, or created again since.
-func (r *retries) prune(unrecorded func(map[types.NamespacedName]types.UID) []types.NamespacedName) {
+func (r *retries) prune(unrecorded unrecordedFunc) {
 	if r.size.Load() == 0 {
 		return
 	}
-	r.mu.Lock()
-	known := make(map[types.NamespacedName]types.UID, len(r.entries))
-	for key, e := range r.entries {
-		known[key] = e.uid
-	}
-	r.mu.Unlock()
-	gone := unrecorded(known)
+	pruneByUID(&r.mu, &r.entries, func(e *retryEntry) types.UID { return e.uid }, unrecorded)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, key := range gone {
-		if e := r.entries[key]; e != nil && e.uid == known[key] {
-			delete(r.entries, key)
-		}
-	}
 	r.size.Store(int64(len(r.entries)))
 }
 

@@ -140,22 +140,33 @@ func (r *rejections) succeeded(key types.NamespacedName) {
 
 // prune forgets the refusals of the workloads unrecorded names (by key
 // and UID): deleted, finished, or created again since.
-func (r *rejections) prune(unrecorded func(map[types.NamespacedName]types.UID) []types.NamespacedName) {
-	r.mu.Lock()
-	known := make(map[types.NamespacedName]types.UID, len(r.count))
-	for key, c := range r.count {
-		known[key] = c.uid
+func (r *rejections) prune(unrecorded unrecordedFunc) {
+	pruneByUID(&r.mu, &r.count, func(c rejection) types.UID { return c.uid }, unrecorded)
+}
+
+// unrecordedFunc names, of the workloads given by key and UID, those the
+// cache no longer records under that UID (Cache.Unrecorded).
+type unrecordedFunc = func(map[types.NamespacedName]types.UID) []types.NamespacedName
+
+// pruneByUID deletes from *m, under mu, the entries of the workloads that
+// unrecorded names, unless an entry was replaced meanwhile (another UID).
+// The cache is asked without mu held.
+func pruneByUID[E any](mu *sync.Mutex, m *map[types.NamespacedName]E, uid func(E) types.UID, unrecorded unrecordedFunc) {
+	mu.Lock()
+	known := make(map[types.NamespacedName]types.UID, len(*m))
+	for key, e := range *m {
+		known[key] = uid(e)
 	}
-	r.mu.Unlock()
+	mu.Unlock()
 	if len(known) == 0 {
 		return
 	}
 	gone := unrecorded(known)
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	for _, key := range gone {
-		if c, ok := r.count[key]; ok && c.uid == known[key] {
-			delete(r.count, key)
+		if e, ok := (*m)[key]; ok && uid(e) == known[key] {
+			delete(*m, key)
 		}
 	}
 }

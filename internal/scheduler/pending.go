@@ -204,21 +204,8 @@ func (p *pendingWrites) forget(key types.NamespacedName) {
 // prune drops the records of the workloads unrecorded names (by key and
 // UID): deleted, finished, or created again since. Their notes are due no
 // more.
-func (p *pendingWrites) prune(unrecorded func(map[types.NamespacedName]types.UID) []types.NamespacedName) {
-	p.mu.Lock()
-	known := make(map[types.NamespacedName]types.UID, len(p.entries))
-	for key, e := range p.entries {
-		known[key] = e.uid
-	}
-	p.mu.Unlock()
-	gone := unrecorded(known)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, key := range gone {
-		if e := p.entries[key]; e != nil && e.uid == known[key] {
-			delete(p.entries, key)
-		}
-	}
+func (p *pendingWrites) prune(unrecorded unrecordedFunc) {
+	pruneByUID(&p.mu, &p.entries, func(e *pendingEntry) types.UID { return e.uid }, unrecorded)
 }
 
 // stop drops what is due and refuses new notes.
