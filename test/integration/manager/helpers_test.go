@@ -51,11 +51,18 @@ func startManager(t *testing.T, mutate ...func(*configapi.Configuration)) *testM
 // it starts.
 func startPrepared(t *testing.T, prepare func(*app.Manager), mutate ...func(*configapi.Configuration)) *testManager {
 	t.Helper()
+	return startWith(t, nil, prepare, mutate...)
+}
+
+// startWith is startPrepared with the app.Options changed by override
+// (nil: the test defaults).
+func startWith(t *testing.T, override func(*app.Options), prepare func(*app.Manager), mutate ...func(*configapi.Configuration)) *testManager {
+	t.Helper()
 	cfg, err := framework.ManagerConfig(mutate...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fm, err := env.StartManagerPrepared(cfg, prepare)
+	fm, err := env.StartManagerWithPrepared(cfg, override, prepare)
 	if err != nil {
 		t.Fatal(err)
 	}

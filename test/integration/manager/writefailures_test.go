@@ -19,7 +19,6 @@ import (
 
 	"github.com/kuota-dev/kuota/internal/app"
 	"github.com/kuota-dev/kuota/internal/apply"
-	"github.com/kuota-dev/kuota/test/integration/framework"
 )
 
 // A panic while writing a workload's admission undoes the reservation the
@@ -143,22 +142,7 @@ func TestFailingStatusWritesBackOff(t *testing.T) {
 // through cfg, prepared by prepare, and stops it at cleanup.
 func startBehind(t *testing.T, cfg *rest.Config, prepare func(*app.Manager)) *testManager {
 	t.Helper()
-	mcfg, err := framework.ManagerConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fm, err := env.StartManagerWithPrepared(mcfg, func(o *app.Options) { o.RestConfig = cfg }, prepare)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &testManager{Manager: fm}
-	current = m
-	t.Cleanup(func() {
-		if err := m.Stop(); err != nil {
-			t.Errorf("stopping manager: %v", err)
-		}
-	})
-	return m
+	return startWith(t, func(o *app.Options) { o.RestConfig = cfg }, prepare)
 }
 
 // faultyProxy forwards requests to the test API server, except the status
