@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 )
 
 // Kueue's getting-started and workload examples, applied unchanged (in
@@ -24,6 +26,18 @@ func TestKueueWorkloadExamplesRun(t *testing.T) {
 
 	applyExample(t, "getting-started/quick-start-job.yaml")
 	waitComplete(t, "default", "sample-job", 2*time.Minute)
+	// A completed Job's Workload finishes, and gives its 3 cpus back, a
+	// moment later: until then 6 of the partial Job's pods fit, not 9.
+	eventually(t, 30*time.Second, "the quick start's ClusterQueue empty again", func() error {
+		var cq kueue.ClusterQueue
+		if err := suite.client.Get(context.Background(), client.ObjectKey{Name: "cluster-queue"}, &cq); err != nil {
+			return err
+		}
+		if cq.Status.ReservingWorkloads != 0 {
+			return fmt.Errorf("%d workloads still reserve quota", cq.Status.ReservingWorkloads)
+		}
+		return nil
+	})
 
 	applyExample(t, "jobs/sample-job-partial-admission.yaml")
 	eventually(t, 60*time.Second, "the partial-admission Job admitted with 9 pods", func() error {
