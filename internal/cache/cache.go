@@ -304,11 +304,16 @@ func (c *Cache) AwaitingFinalizers() int {
 	return n
 }
 
-// ReservingIn returns how many workloads hold quota in a ClusterQueue.
-func (c *Cache) ReservingIn(name kueue.ClusterQueueReference) int {
+// ReservingIn returns the workloads that hold quota in a ClusterQueue.
+func (c *Cache) ReservingIn(name kueue.ClusterQueueReference) []types.NamespacedName {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.state.AdmittedIn(name))
+	in := c.state.AdmittedIn(name)
+	out := make([]types.NamespacedName, len(in))
+	for i, a := range in {
+		out[i] = a.Key
+	}
+	return out
 }
 
 // stopped reports a stop policy other than None.

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"fmt"
 	"time"
 
 	"testing"
@@ -70,9 +71,11 @@ func TestLocalQueueStopMovesOnlyItsWorkloads(t *testing.T) {
 }
 
 // The example: a cohort of cq-a and cq-b, 10 cpu nominal each;
-// cq-a uses 16 (6 borrowed); deleting cq-a must not free its 10 in the
-// cohort while its workloads still run: the cohort keeps 26 promised on
-// 20 impossible, and cq-a leaves only with its last reservation.
+// cq-a uses 16 (6 borrowed). While cq-a is being deleted (its finalizer
+// holds) it keeps its place in the cohort, nominal quota included. Once
+// its object is gone (the finalizer removed by force), its nominal quota
+// leaves with it but its workloads' 16 still count, borrowed from the
+// cohort, until they are released; then cq-a leaves.
 func TestTerminatingClusterQueueKeepsItsPlaceInTheCohort(t *testing.T) {
 	c := New(lifecycle.Options{})
 	c.SetFlavor(&state.Flavor{Name: "f"})
@@ -82,30 +85,27 @@ func TestTerminatingClusterQueueKeepsItsPlaceInTheCohort(t *testing.T) {
 	c.SetLocalQueue(LocalQueueKey{Namespace: "ns", Name: "a"}, "cq-a", kueue.None)
 	c.UpsertWorkload(admittedWL("w1", "a", "1", "cq-a", "8"))
 	c.UpsertWorkload(admittedWL("w2", "a", "2", "cq-a", "8"))
-	free := func() resources.Amount {
-		var out resources.Amount
-		c.Read(func(st *state.State, _ *queueing.Manager) {
-			out = st.Tree().ClusterQueue("cq-b").Available(resources.FlavorResource{Flavor: "f", Resource: "cpu"})
-		})
-		return out
-	}
+	free := func() resources.Amount { return available(c, "cq-b") }
 	if got := free(); got != 4000 {
 		t.Fatalf("cq-b can use %d milli-cpu before the deletion, want 4000", got)
 	}
 	terminating := clusterQueue(t, "cq-a", "co", "10")
 	terminating.Terminating = true
 	c.SetClusterQueue(terminating)
-	c.DeleteClusterQueue("cq-a") // the finalizer was removed by force
 	if got := free(); got != 4000 {
-		t.Fatalf("cq-b can use %d milli-cpu once cq-a is deleted, want still 4000", got)
+		t.Fatalf("cq-b can use %d milli-cpu while cq-a is being deleted, want still 4000", got)
+	}
+	c.DeleteClusterQueue("cq-a") // the finalizer was removed by force
+	if got := free(); got != 0 {
+		t.Fatalf("cq-b can use %d milli-cpu once cq-a's object is gone, want 0 (cq-a's 16 in use on cq-b's 10)", got)
 	}
 	snap, _ := c.Snapshot(0)
 	if in, ok := snap.ClusterQueueInactive("cq-a"); !ok || in.Reason != state.InactiveTerminating {
 		t.Fatalf("cq-a inactive = %v %+v, want Terminating", ok, in)
 	}
 	c.DeleteWorkload(types.NamespacedName{Namespace: "ns", Name: "w1"})
-	if got := free(); got != 12000 {
-		t.Fatalf("cq-b can use %d milli-cpu after the first release, want 12000 (cq-a's 10 stay nominal)", got)
+	if got := free(); got != 2000 {
+		t.Fatalf("cq-b can use %d milli-cpu after the first release, want 2000", got)
 	}
 	c.DeleteWorkload(types.NamespacedName{Namespace: "ns", Name: "w2"})
 	if _, ok := c.ClusterQueue("cq-a"); ok {
@@ -114,6 +114,82 @@ func TestTerminatingClusterQueueKeepsItsPlaceInTheCohort(t *testing.T) {
 	if got := free(); got != 10000 {
 		t.Fatalf("cq-b can use %d milli-cpu once cq-a left, want its own 10000", got)
 	}
+}
+
+// After a restart, a ClusterQueue whose finalizer was removed by force is
+// known only from its workloads: those that recorded its cohort (the
+// manager writes it while the queue is being deleted) count in that cohort
+// exactly as before the restart; the queue leaves with the last of them.
+func TestGoneClusterQueueCountsInItsCohortAfterARestart(t *testing.T) {
+	c := New(lifecycle.Options{})
+	c.SetFlavor(&state.Flavor{Name: "f"})
+	c.SetNamespace("ns", nil)
+	// Events arrive in any order on restart: workloads before queues.
+	for i, name := range []string{"w1", "w2"} {
+		wl := admittedWL(name, "a", fmt.Sprint(i+1), "cq-a", "8")
+		wl.Annotations = map[string]string{state.CohortAnnotation: "co"}
+		c.UpsertWorkload(wl)
+	}
+	c.SetClusterQueue(clusterQueue(t, "cq-b", "co", "10"))
+	if got := available(c, "cq-b"); got != 0 {
+		t.Fatalf("cq-b can use %d milli-cpu after the restart, want 0 as before it (cq-a's 16 in use on cq-b's 10)", got)
+	}
+	if cq, ok := c.ClusterQueue("cq-a"); !ok || !cq.Terminating || cq.Cohort != "co" {
+		t.Fatalf("cq-a = %+v %v, want a terminating queue of cohort co", cq, ok)
+	}
+	// A workload of cq-b waits, parked, for that quota.
+	c.SetLocalQueue(LocalQueueKey{Namespace: "ns", Name: "b"}, "cq-b", kueue.None)
+	c.UpsertWorkload(pendingWL("next", "b", "3", "2"))
+	next := types.NamespacedName{Namespace: "ns", Name: "next"}
+	info, _ := c.Pending(next)
+	c.Park("cq-b", info.Shape, nil)
+	c.DeleteWorkload(types.NamespacedName{Namespace: "ns", Name: "w1"})
+	c.Park("cq-b", info.Shape, nil)
+	c.DeleteWorkload(types.NamespacedName{Namespace: "ns", Name: "w2"})
+	if _, ok := c.ClusterQueue("cq-a"); ok {
+		t.Fatal("cq-a must leave with its last reservation")
+	}
+	var parked bool
+	c.Read(func(_ *state.State, q *queueing.Manager) { parked = q.Parked(next) })
+	if parked {
+		t.Fatal("the release of the gone queue's last reservation must wake the rest of its cohort")
+	}
+	if got := available(c, "cq-b"); got != 10000 {
+		t.Fatalf("cq-b can use %d milli-cpu once cq-a's workloads are gone, want 10000", got)
+	}
+}
+
+// A ClusterQueue that comes back (recreated, or its events simply arrive
+// after its workloads') takes over from the record: its own quota and
+// cohort count, the workloads' usage is counted once.
+func TestRecreatedClusterQueueReplacesTheRecord(t *testing.T) {
+	c := New(lifecycle.Options{})
+	c.SetFlavor(&state.Flavor{Name: "f"})
+	c.SetNamespace("ns", nil)
+	wl := admittedWL("w1", "a", "1", "cq-a", "8")
+	wl.Annotations = map[string]string{state.CohortAnnotation: "co"}
+	c.UpsertWorkload(wl)
+	c.SetClusterQueue(clusterQueue(t, "cq-b", "co", "10"))
+	c.SetClusterQueue(clusterQueue(t, "cq-a", "co", "10"))
+	if got := available(c, "cq-b"); got != 12000 {
+		t.Fatalf("cq-b can use %d milli-cpu, want 12000 (20 nominal, 8 used)", got)
+	}
+	if cq, _ := c.ClusterQueue("cq-a"); cq.Terminating {
+		t.Fatal("the live cq-a must not stay terminating")
+	}
+	c.DeleteWorkload(types.NamespacedName{Namespace: "ns", Name: "w1"})
+	if _, ok := c.ClusterQueue("cq-a"); !ok {
+		t.Fatal("a live ClusterQueue must not leave with its last reservation")
+	}
+}
+
+// available is how much cpu of flavor f the ClusterQueue may still use.
+func available(c *Cache, cq kueue.ClusterQueueReference) resources.Amount {
+	var out resources.Amount
+	c.Read(func(st *state.State, _ *queueing.Manager) {
+		out = st.Tree().ClusterQueue(cq).Available(resources.FlavorResource{Flavor: "f", Resource: "cpu"})
+	})
+	return out
 }
 
 // A LocalQueue whose workloads of a shape never finished yet borrows the

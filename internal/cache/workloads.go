@@ -98,8 +98,10 @@ func (c *Cache) releaseLocked(key types.NamespacedName) *state.Admitted {
 	if !ok {
 		return nil
 	}
-	c.forgetLocked(key)
+	// The queues to wake are found before the release: a ClusterQueue
+	// whose object is gone leaves the tree with its last reservation.
 	c.unparkTreeLocked(a.ClusterQueue)
+	c.forgetLocked(key)
 	c.opened = true
 	return a
 }

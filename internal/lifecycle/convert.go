@@ -147,6 +147,8 @@ func Admitted(wl *kueue.Workload, v *View, opts *Options) *state.Admitted {
 		Priority:       Priority(wl, v),
 		QueueOrderTime: QueueOrderTime(wl, opts),
 		Usage:          resources.FlavorResourceQuantities{},
+		// Read only if the ClusterQueue's object is gone (state.setGone).
+		GoneQueueCohort: kueue.CohortReference(wl.Annotations[state.CohortAnnotation]),
 	}
 	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil {
 		a.ReservedAt = c.LastTransitionTime.UnixNano()

@@ -47,7 +47,20 @@ type Admitted struct {
 	// Topology lists the capacity its PodSets take in their flavors'
 	// topologies (topology-aware scheduling); nil for most workloads.
 	Topology []TopologyUse
+	// GoneQueueCohort is the cohort its ClusterQueue was in while that
+	// queue was being deleted (CohortAnnotation). It is read only while
+	// the ClusterQueue's object is gone: the workload's usage then still
+	// counts in that cohort.
+	GoneQueueCohort kueue.CohortReference
 }
+
+// CohortAnnotation, on a Workload holding quota in a ClusterQueue being
+// deleted, names the queue's cohort. The manager writes it while the
+// queue's finalizer holds, so that if the finalizer is removed by force
+// and the manager restarts, the workload's usage still counts in that
+// cohort until it is released: nothing else in the cluster remembers
+// which cohort a deleted queue was in.
+const CohortAnnotation = "kuota.dev/clusterqueue-cohort"
 
 // SmallestUsage returns MinUsage, or Usage when the workload cannot shrink.
 func (a *Admitted) SmallestUsage() resources.FlavorResourceQuantities {
@@ -140,19 +153,18 @@ func (s *State) SetClusterQueue(cq *ClusterQueue) {
 }
 
 // DeleteClusterQueue records that a ClusterQueue object is gone. While
-// workloads still hold quota in it, it keeps its place in the tree (its
-// nominal quota and usage count in its cohort) as a terminating queue that
-// admits nothing; it leaves when the last of them is forgotten. It reports
-// whether the queue left the tree now.
+// workloads still hold quota in it, it keeps its place in its cohort as a
+// terminating queue that admits nothing and lends nothing: its nominal
+// quota left with the object, its workloads' usage still counts (as
+// borrowed from the cohort). It leaves when the last of them is forgotten.
+// The same holds after a restart, from the cohort the workloads record
+// (CohortAnnotation): what the queue contributes depends on what the
+// cluster holds, not on what this process saw. It reports whether the
+// queue left the tree now.
 func (s *State) DeleteClusterQueue(name kueue.ClusterQueueReference) bool {
 	s.inactive = nil
 	if cq, ok := s.queues.m[name]; ok && len(s.byQueue[name]) > 0 {
-		if !cq.Terminating {
-			cp := *cq
-			cp.Terminating = true
-			s.queues.set(name, &cp)
-		}
-		s.gone[name] = true
+		s.setGone(name, cq.Cohort)
 		return false
 	}
 	delete(s.gone, name)
@@ -212,9 +224,37 @@ func (s *State) Assume(a *Admitted) error {
 	s.unsorted[a.ClusterQueue] = struct{}{}
 	if n := s.tree.ClusterQueue(a.ClusterQueue); n != nil {
 		s.tree.AddUsage(n, a.Usage)
+	} else if _, known := s.queues.m[a.ClusterQueue]; !known && a.GoneQueueCohort != "" {
+		// On restart, a ClusterQueue whose finalizer was removed by force:
+		// its workloads still count in the cohort they recorded.
+		s.setGone(a.ClusterQueue, a.GoneQueueCohort)
 	}
 	s.setHolder(a.Key, a)
 	return nil
+}
+
+// setGone makes name a ClusterQueue whose object is gone while workloads
+// hold quota in it: terminating, without nominal quota, in cohort. Its
+// workloads' usage stays in the tree (a queue new to the tree gets the
+// usage of every workload recorded in it).
+func (s *State) setGone(name kueue.ClusterQueueReference, cohort kueue.CohortReference) {
+	cq := &ClusterQueue{Name: name, Cohort: cohort}
+	if prev, ok := s.queues.m[name]; ok {
+		cp := *prev
+		cq = &cp
+	}
+	cq.Terminating = true
+	cq.Quotas = nil
+	s.queues.set(name, cq)
+	s.gone[name] = true
+	isNew := s.tree.ClusterQueue(name) == nil
+	s.tree.SetClusterQueue(name, cq.Cohort, nil)
+	if isNew {
+		node := s.tree.ClusterQueue(name)
+		for _, a := range s.byQueue[name] {
+			s.tree.AddUsage(node, a.Usage)
+		}
+	}
 }
 
 // Forget removes an admission and releases its usage. It reports whether

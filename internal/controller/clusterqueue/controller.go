@@ -15,6 +15,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -31,6 +33,7 @@ import (
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=clusterqueues/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=clusterqueues/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;patch
 
 // recheck is how often a terminating ClusterQueue (or one waiting for the
 // start barrier) is looked at again.
@@ -74,12 +77,45 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: recheck}, nil
 	}
 	name := kueue.ClusterQueueReference(obj.Name)
-	if n := r.Cache.ReservingIn(name); n > 0 {
+	if keys := r.Cache.ReservingIn(name); len(keys) > 0 {
 		r.reportOnce(&obj, corev1.EventTypeNormal, "Terminating", fmt.Sprintf(
-			"The ClusterQueue admits nothing new; it keeps its quota and usage in its cohort until its %d reserving workloads release them", n))
+			"The ClusterQueue admits nothing new; it keeps its quota and usage in its cohort until its %d reserving workloads release them", len(keys)))
+		if err := r.recordCohort(ctx, obj.Spec.CohortName, keys); err != nil {
+			return controller.Outcome(ctx, err)
+		}
 		return ctrl.Result{RequeueAfter: recheck}, nil
 	}
 	return controller.Outcome(ctx, controller.DropFinalizer(ctx, r.Client, &obj))
+}
+
+// recordCohort writes the cohort of a ClusterQueue being deleted on the
+// workloads that hold quota in it (state.CohortAnnotation), so that they
+// still count in that cohort if the queue's finalizer is removed by force
+// and the manager restarts. A queue in no cohort needs no record.
+func (r *Reconciler) recordCohort(ctx context.Context, cohort kueue.CohortReference, keys []types.NamespacedName) error {
+	for _, key := range keys {
+		var wl kueue.Workload
+		if err := r.Client.Get(ctx, key, &wl); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return fmt.Errorf("reading Workload %s to record its ClusterQueue's cohort: %w", key, err)
+		}
+		recorded, has := wl.Annotations[state.CohortAnnotation]
+		if (cohort == "" && !has) || (has && recorded == string(cohort)) {
+			continue
+		}
+		patch := client.MergeFrom(wl.DeepCopy())
+		if cohort == "" {
+			delete(wl.Annotations, state.CohortAnnotation)
+		} else {
+			metav1.SetMetaDataAnnotation(&wl.ObjectMeta, state.CohortAnnotation, string(cohort))
+		}
+		if err := r.Client.Patch(ctx, &wl, patch); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("recording the cohort of its ClusterQueue on Workload %s: %w", key, err)
+		}
+	}
+	return nil
 }
 
 // reportOnce emits an event once per object and reason.

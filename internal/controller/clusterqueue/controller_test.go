@@ -18,6 +18,7 @@ import (
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
 	"github.com/kuota-dev/kuota/internal/cache"
 	"github.com/kuota-dev/kuota/internal/lifecycle"
+	"github.com/kuota-dev/kuota/internal/state"
 )
 
 func terminating(t *testing.T) (*Reconciler, client.Client, *cache.Cache) {
@@ -65,14 +66,7 @@ func TestFinalizerKeptUntilTheCacheIsLoaded(t *testing.T) {
 // queue, and goes with the last one.
 func TestFinalizerGoesWithTheLastReservation(t *testing.T) {
 	r, c, cch := terminating(t)
-	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", UID: "w", ResourceVersion: "1"},
-		Spec: kueue.WorkloadSpec{QueueName: "lq", PodSets: []kueue.PodSet{{Name: "main", Count: 1}}},
-		Status: kueue.WorkloadStatus{
-			Admission: &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: "main", Count: ptr.To[int32](1),
-				Flavors:       map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: "f"},
-				ResourceUsage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}},
-			Conditions: []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"}},
-		}}
+	wl := reservingWorkload()
 	cch.UpsertWorkload(wl)
 	cch.MarkSynced()
 	reconcileCQ(t, r)
@@ -84,4 +78,46 @@ func TestFinalizerGoesWithTheLastReservation(t *testing.T) {
 	if exists(t, c) {
 		t.Fatal("the finalizer stayed after the last reservation was released")
 	}
+}
+
+// While a ClusterQueue of a cohort is being deleted, the workloads holding
+// quota in it record the cohort: if the finalizer is then removed by
+// force and the manager restarts, nothing else tells which cohort their
+// usage counts in.
+func TestTerminatingQueueRecordsItsCohortOnItsWorkloads(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := kueue.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	cq := &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq", Finalizers: []string{kueue.ResourceInUseFinalizerName},
+		DeletionTimestamp: ptr.To(metav1.Now())}, Spec: kueue.ClusterQueueSpec{CohortName: "co"}}
+	wl := reservingWorkload()
+	other := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pending", UID: "p"}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cq, wl.DeepCopy(), other).Build()
+	cch := cache.New(lifecycle.Options{})
+	cch.UpsertWorkload(wl)
+	cch.MarkSynced()
+	r := &Reconciler{Client: c, Cache: cch, Recorder: record.NewFakeRecorder(10)}
+	reconcileCQ(t, r)
+	for name, want := range map[string]string{"w": "co", "pending": ""} {
+		var got kueue.Workload
+		if err := c.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: name}, &got); err != nil {
+			t.Fatal(err)
+		}
+		if v := got.Annotations[state.CohortAnnotation]; v != want {
+			t.Errorf("Workload %s: %s = %q, want %q", name, state.CohortAnnotation, v, want)
+		}
+	}
+}
+
+// reservingWorkload holds 1 cpu of flavor f in ClusterQueue cq.
+func reservingWorkload() *kueue.Workload {
+	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", UID: "w", ResourceVersion: "1"},
+		Spec: kueue.WorkloadSpec{QueueName: "lq", PodSets: []kueue.PodSet{{Name: "main", Count: 1}}},
+		Status: kueue.WorkloadStatus{
+			Admission: &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: "main", Count: ptr.To[int32](1),
+				Flavors:       map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: "f"},
+				ResourceUsage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}},
+			Conditions: []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"}},
+		}}
 }

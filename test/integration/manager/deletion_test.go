@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/state"
 )
 
 // Deleting an admitted workload gives its quota back: a pending workload is
@@ -110,4 +111,54 @@ func TestFlavorDeletionWaitsForTheWorkloadsUsingIt(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Issue 53, item 9: a ClusterQueue of a cohort deleted while a workload
+// holds quota in it, its finalizer then removed by force, and the manager
+// restarted. The workload still runs, so its usage must still count in the
+// cohort: the other queue of the cohort must not admit into the capacity
+// it holds, and does once it finishes.
+func TestForceDeletedClusterQueueStillCountsInItsCohortAfterARestart(t *testing.T) {
+	first := startManager(t)
+	ns := namespace(t)
+	ctx := context.Background()
+	cohort, a, b, fl := scoped(ns, "co"), scoped(ns, "cq-a"), scoped(ns, "cq-b"), scoped(ns, "f")
+	create(t, flavor(fl, nil), clusterQueue(a, cohort, fl, "4"), clusterQueue(b, cohort, fl, "4"),
+		localQueue(ns, "lq-a", a), localQueue(ns, "lq-b", b))
+	create(t, newWorkload(ns, "running", "lq-a", 1, "6", 0)) // 4 own, 2 borrowed
+	waitAdmitted(t, ns, "running", a)
+
+	if err := env.Client.Delete(ctx, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: a}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the workload records its ClusterQueue's cohort", func() error {
+		if got := getWorkload(t, ns, "running").Annotations[state.CohortAnnotation]; got != cohort {
+			return fmt.Errorf("%s = %q, want %q", state.CohortAnnotation, got, cohort)
+		}
+		return nil
+	})
+	if err := first.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	var obj kueue.ClusterQueue
+	if err := env.Client.Get(ctx, objectKey("", a), &obj); err != nil {
+		t.Fatal(err)
+	}
+	obj.Finalizers = nil // removed by force
+	if err := env.Client.Update(ctx, &obj); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the ClusterQueue gone", func() error {
+		if err := env.Client.Get(ctx, objectKey("", a), &kueue.ClusterQueue{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+
+	startManager(t)
+	// The cohort has cq-b's 4; the running workload uses 6 of it.
+	create(t, newWorkload(ns, "next", "lq-b", 1, "2", 0))
+	stayPending(t, ns, "next")
+	finish(t, ns, "running")
+	waitAdmitted(t, ns, "next", b)
 }
