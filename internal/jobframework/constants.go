@@ -30,6 +30,16 @@ const (
 	ClusterQueueLabel = "kueue.x-k8s.io/cluster-queue-name"
 	LocalQueueLabel   = "kueue.x-k8s.io/local-queue-name"
 
+	// PodJobUIDLabel, on an admitted job's pod templates, is the UID of
+	// the job. It is Kuota's own (Kueue has none): the pods a job's
+	// operator creates through child objects (a RayJob's RayCluster, a
+	// TrainJob's JobSet, an MPIJob's launcher Job, an AppWrapper's
+	// components, a Spark driver's executors) are not controlled by the
+	// job, and their controller may be gone (garbage collected with the
+	// job) while they still run through their grace period. The label
+	// lets the job's Workload keep its quota until they are gone.
+	PodJobUIDLabel = "kuota.dev/job-uid"
+
 	// DefaultLocalQueueName is the LocalQueue a job without a queue name
 	// is sent to, when it exists in the job's namespace.
 	DefaultLocalQueueName = "default"

@@ -3,7 +3,6 @@ package jobframework
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -196,25 +195,10 @@ func terminal(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
-// jobPods lists the pods of the job with that UID, from the API server.
+// jobPods lists the pods of the job with that UID, from the API server
+// (ListJobPods).
 func (r *Reconciler) jobPods(ctx context.Context, ns string, uid types.UID) ([]corev1.Pod, error) {
-	reader := r.apiReader()
-	opts := []client.ListOption{client.InNamespace(ns)}
-	selector, bySelector := r.Integration.NewJob(nil).(JobWithPodSelector)
-	if bySelector {
-		opts = append(opts, client.MatchingLabelsSelector{Selector: selector.PodSelector(uid)})
-	}
-	var pods corev1.PodList
-	if err := reader.List(ctx, &pods, opts...); err != nil {
-		return nil, fmt.Errorf("listing the pods of job %s: %w", uid, err)
-	}
-	if bySelector {
-		return pods.Items, nil
-	}
-	return slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool {
-		ref := metav1.GetControllerOfNoCopy(&p)
-		return ref == nil || ref.UID != uid
-	}), nil
+	return ListJobPods(ctx, r.apiReader(), r.Integration, ns, uid)
 }
 
 // finalizeOthers handles the Workloads of the job's name that do not

@@ -66,7 +66,8 @@ type JobWithReclaimablePods interface {
 // alone, even once the job object is gone: a label its pods carry. The
 // reconciler reads them only while a Workload waits for its job's pods to
 // go. A kind without it has its pods found by their controller owner
-// reference, listing the namespace's pods.
+// reference, listing the namespace's pods. Either way the pods labelled
+// PodJobUIDLabel with the job's UID are the job's too (JobPodFinder).
 type JobWithPodSelector interface {
 	Job
 	// PodSelector selects the pods of the job with that UID. It must not

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,12 +20,14 @@ import (
 // and the labels and annotations that tie pods to the Workload. A PodSet
 // with a topology assignment has its pods created with TopologyGate and
 // TASLabel: the topology ungater gives each its domain before they are
-// scheduled.
+// scheduled. Every PodSet's pods get PodJobUIDLabel, naming the job, so
+// that pods made through the job's child objects are found as its own.
 func AdmissionInfos(ctx context.Context, c client.Reader, wl *kueue.Workload) ([]PodSetInfo, error) {
 	adm := wl.Status.Admission
 	if adm == nil {
 		return nil, fmt.Errorf("workload %s/%s has no admission", wl.Namespace, wl.Name)
 	}
+	jobUID := podJobUID(wl)
 	flavors := map[kueue.ResourceFlavorReference]*kueue.ResourceFlavor{}
 	out := make([]PodSetInfo, 0, len(adm.PodSetAssignments))
 	for _, psa := range adm.PodSetAssignments {
@@ -64,9 +67,24 @@ func AdmissionInfos(ctx context.Context, c client.Reader, wl *kueue.Workload) ([
 				info.Tolerations = appendNew(info.Tolerations, u.Tolerations...)
 			}
 		}
+		if jobUID != "" {
+			// Last, so that no podSetUpdate hides the pods from their job.
+			info.Labels[PodJobUIDLabel] = jobUID
+		}
 		out = append(out, info)
 	}
 	return out, nil
+}
+
+// podJobUID is the value of PodJobUIDLabel for the pods of wl's job: the
+// UID of its controller owner. None when it has none, or when it is a pod
+// (a plain pod's own Workload: the pod is the job).
+func podJobUID(wl *kueue.Workload) string {
+	ref := metav1.GetControllerOfNoCopy(wl)
+	if ref == nil || (ref.APIVersion == "v1" && ref.Kind == "Pod") {
+		return ""
+	}
+	return string(ref.UID)
 }
 
 // RestoreInfos returns what stopping a job puts back: the pod template

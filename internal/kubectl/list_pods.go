@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/printers"
 
@@ -72,32 +71,52 @@ func newListPodsCommand(k *kit) *cobra.Command {
 	return cmd
 }
 
-// podSelector is the label selector of the job's pods, when its
-// integration has one; else the pods are those the job controls.
-func podSelector(job *forObject) (labels.Selector, bool) {
+// podFinder finds the job's pods as the job framework does: those
+// labelled with its UID (including the pods of its child objects), those
+// it controls, and those its integration's pod selector selects.
+func podFinder(job *forObject) jobframework.JobPodFinder {
 	for _, in := range all.Integrations() {
-		if in.GVK.GroupKind() != job.gvk.GroupKind() || in.NewJob == nil {
-			continue
-		}
-		if j, ok := in.NewJob(nil).(jobframework.JobWithPodSelector); ok {
-			return j.PodSelector(job.GetUID()), true
+		if in.GVK.GroupKind() == job.gvk.GroupKind() && in.NewJob != nil {
+			return jobframework.FindJobPods(in, job.GetUID())
 		}
 	}
-	return nil, false
+	return jobframework.JobPodFinder{UID: job.GetUID()}
 }
 
 // podRows asks the API server for the table of the job's pods, with ages
-// measured against now.
+// measured against now: one list per query of the job's finder, each pod
+// once.
 func podRows(ctx context.Context, s *session, job *forObject, selector, fieldSelector string, now time.Time) (*metav1.Table, error) {
-	labelSel := selector
-	jobSel, bySelector := podSelector(job)
-	if bySelector {
-		if labelSel != "" {
-			labelSel += ","
+	finder := podFinder(job)
+	seen := map[types.UID]bool{}
+	keep := func(meta *metav1.PartialObjectMetadata) bool {
+		if seen[meta.UID] || !finder.Has(meta) {
+			return false
 		}
-		labelSel += jobSel.String()
+		seen[meta.UID] = true
+		return true
 	}
 	var out *metav1.Table
+	for _, q := range finder.Queries() {
+		labelSel := selector
+		if js := q.String(); js != "" {
+			if labelSel != "" {
+				labelSel += ","
+			}
+			labelSel += js
+		}
+		var err error
+		if out, err = listPodRows(ctx, s, job, out, labelSel, fieldSelector, keep, now); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// listPodRows appends to out (a new table when nil) the rows of the pods
+// in the job's namespace matching the selectors that keep accepts.
+func listPodRows(ctx context.Context, s *session, job *forObject, out *metav1.Table, labelSel, fieldSelector string,
+	keep func(*metav1.PartialObjectMetadata) bool, now time.Time) (*metav1.Table, error) {
 	cont := ""
 	for {
 		raw, err := s.clientset.CoreV1().RESTClient().Get().Namespace(job.GetNamespace()).Resource("pods").
@@ -113,7 +132,7 @@ func podRows(ctx context.Context, s *session, job *forObject, selector, fieldSel
 		if out == nil {
 			out = &metav1.Table{ColumnDefinitions: page.ColumnDefinitions}
 		}
-		if err := keepJobRows(out, &page, job.GetUID(), bySelector, now); err != nil {
+		if err := keepJobRows(out, &page, keep, now); err != nil {
 			return nil, err
 		}
 		if cont = page.Continue; cont == "" {
@@ -122,9 +141,9 @@ func podRows(ctx context.Context, s *session, job *forObject, selector, fieldSel
 	}
 }
 
-// keepJobRows appends page's rows of the job's pods to out, their ages
-// recomputed.
-func keepJobRows(out, page *metav1.Table, uid types.UID, bySelector bool, now time.Time) error {
+// keepJobRows appends page's rows of the pods keep accepts to out, their
+// ages recomputed.
+func keepJobRows(out, page *metav1.Table, keep func(*metav1.PartialObjectMetadata) bool, now time.Time) error {
 	ageColumn := -1
 	for i, c := range page.ColumnDefinitions {
 		if c.Name == "Age" {
@@ -136,10 +155,8 @@ func keepJobRows(out, page *metav1.Table, uid types.UID, bySelector bool, now ti
 		if err := json.Unmarshal(row.Object.Raw, meta); err != nil {
 			return fmt.Errorf("decoding a pod of the table: %w", err)
 		}
-		if !bySelector {
-			if ref := metav1.GetControllerOf(meta); ref == nil || ref.UID != uid {
-				continue
-			}
+		if !keep(meta) {
+			continue
 		}
 		row.Object.Object = meta
 		if ageColumn >= 0 && ageColumn < len(row.Cells) {

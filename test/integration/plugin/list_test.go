@@ -9,9 +9,11 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/jobframework"
 )
 
 var listLabel = map[string]string{"test": "list"}
@@ -97,6 +99,11 @@ func TestListPods(t *testing.T) {
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pj-0", Labels: map[string]string{batchv1.ControllerUidLabel: uid, "role": "a"}}, Spec: podSpec()},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pj-1", Labels: map[string]string{batchv1.ControllerUidLabel: uid, "role": "b"}}, Spec: podSpec()},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "unrelated"}, Spec: podSpec()},
+		// A pod made from the job's admitted template through a child
+		// object: found by Kuota's job-uid label.
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pj-child", Labels: map[string]string{jobframework.PodJobUIDLabel: uid, "role": "b"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "child", UID: "child-uid", Controller: ptr.To(true)}}},
+			Spec: podSpec()},
 	)
 	var pod corev1.Pod
 	get(t, client.ObjectKey{Namespace: ns, Name: "pj-1"}, &pod)
