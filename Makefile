@@ -101,7 +101,7 @@ test-unit: ## Run the tests that need no control plane.
 	$(GO) test $$($(GO) list ./... | grep -v -e /test/ -e /bench/internal/runner) -count=1
 
 .PHONY: torture
-torture: tools ## Run the full crash test (200 SIGKILLs, 10 leader pauses, 5 kube-apiserver and 2 etcd restarts, 2 manager replicas) and print its figures.
+torture: tools ## Run the full crash test (200 SIGKILLs, 10 leader pauses, 20 dropped connections, 5 kube-apiserver and 2 etcd restarts, 2 manager replicas) and print its figures.
 	KUOTA_TORTURE=1 $(GO) test ./test/integration/crash/ -run TestSurvivesSIGKILL -count=1 -v -timeout 60m
 
 .PHONY: fuzz

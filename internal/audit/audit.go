@@ -16,10 +16,15 @@
 //   - no finalizer left behind: a finished Workload, or one being deleted
 //     with no owner, does not keep kueue.x-k8s.io/resource-in-use past a
 //     grace period;
-//   - quota is held only in ClusterQueues and ResourceFlavors that exist.
+//   - quota is held only in ClusterQueues and ResourceFlavors that exist;
+//   - no pod of a managed job runs without an admitted Workload (pods.go);
+//   - no Workload holds quota once its job is gone and none of its pods
+//     runs.
 //
-// The audit only reads. Run lists the objects; the checks themselves are
-// pure functions of the listed objects.
+// The audit only reads. Run lists the objects (List); the checks
+// themselves are pure functions of the listed objects (Check). The pod
+// checks list every pod and the metadata of the jobs of the Workloads
+// holding quota; Options.SkipPods leaves them out on huge clusters.
 package audit
 
 import (
@@ -62,6 +67,12 @@ const (
 	// no owner, still carries the resource-in-use finalizer after the grace
 	// period.
 	KindLeftoverFinalizer = "LeftoverFinalizer"
+	// KindPodWithoutAdmission: a pod of a managed job runs, or may run,
+	// while its Workload is not admitted or does not exist.
+	KindPodWithoutAdmission = "PodWithoutAdmission"
+	// KindQuotaOfGoneJob: a Workload holds quota, its job is gone and none
+	// of its pods runs.
+	KindQuotaOfGoneJob = "QuotaOfGoneJob"
 )
 
 // JobUIDLabel names the UID of the job a Workload was created for.
@@ -94,6 +105,10 @@ func (v Violation) String() string {
 type Report struct {
 	// Counts of the objects read.
 	Workloads, ClusterQueues, Cohorts, ResourceFlavors int
+	// Pods is the number of pods of managed jobs read; PodsChecked says
+	// whether pods were read at all.
+	Pods        int
+	PodsChecked bool
 	// Violations found, ordered by kind, object and message.
 	Violations []Violation
 }
@@ -104,8 +119,12 @@ func (r *Report) OK() bool { return len(r.Violations) == 0 }
 // String renders a summary line followed by one line per violation.
 func (r *Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Audited %d workloads, %d cluster queues, %d cohorts, %d resource flavors: ",
+	fmt.Fprintf(&b, "Audited %d workloads, %d cluster queues, %d cohorts, %d resource flavors",
 		r.Workloads, r.ClusterQueues, r.Cohorts, r.ResourceFlavors)
+	if r.PodsChecked {
+		fmt.Fprintf(&b, ", %d pods of managed jobs", r.Pods)
+	}
+	b.WriteString(": ")
 	fmt.Fprintf(&b, "%s.\n", r.Summary())
 	for _, v := range r.Violations {
 		fmt.Fprintf(&b, "  %s\n", v)
@@ -131,6 +150,12 @@ type Options struct {
 	// owner, may keep the resource-in-use finalizer; DefaultFinalizerGrace
 	// when zero.
 	FinalizerGrace time.Duration
+	// PodGrace is how long a pod may run after its Workload lost its
+	// admission, and a deleted Workload whose job is gone may hold quota;
+	// DefaultPodGrace when zero.
+	PodGrace time.Duration
+	// SkipPods leaves out the checks that read pods and jobs.
+	SkipPods bool
 	// Now returns the current time; time.Now when nil.
 	Now func() time.Time
 }
@@ -141,6 +166,14 @@ type Objects struct {
 	ClusterQueues   []kueue.ClusterQueue
 	Cohorts         []kueue.Cohort
 	ResourceFlavors []kueue.ResourceFlavor
+	// Pods are the pods of managed jobs; PodsListed says they were read
+	// (the pod checks run only then).
+	Pods       []Pod
+	PodsListed bool
+	// JobExists says, per Workload holding quota ("ns/name"), whether its
+	// job still exists; a Workload not in it is not checked (a pod group's
+	// job is its pods, read from Pods).
+	JobExists map[string]bool
 }
 
 // Run audits the cluster behind c with default options.
@@ -149,17 +182,19 @@ func Run(ctx context.Context, c client.Reader) (*Report, error) {
 }
 
 // RunWithOptions lists Workloads (all namespaces), ClusterQueues, Cohorts
-// and ResourceFlavors through c and audits them.
+// and ResourceFlavors, and unless o.SkipPods pods and the jobs of the
+// Workloads holding quota, through c and audits them.
 func RunWithOptions(ctx context.Context, c client.Reader, o Options) (*Report, error) {
-	objs, err := List(ctx, c)
+	objs, err := List(ctx, c, o)
 	if err != nil {
 		return nil, err
 	}
 	return Check(objs, o), nil
 }
 
-// List reads every object the audit needs.
-func List(ctx context.Context, c client.Reader) (*Objects, error) {
+// List reads every object the audit needs (pods and jobs unless
+// o.SkipPods).
+func List(ctx context.Context, c client.Reader, o Options) (*Objects, error) {
 	var (
 		objs Objects
 		wls  kueue.WorkloadList
@@ -178,6 +213,13 @@ func List(ctx context.Context, c client.Reader) (*Objects, error) {
 		err = listAll(ctx, c, &rfs, "resourceflavors", func() {
 			objs.ResourceFlavors = append(objs.ResourceFlavors, rfs.Items...)
 		})
+	}
+	if err == nil && !o.SkipPods {
+		objs.Pods, err = listPods(ctx, c)
+		objs.PodsListed = err == nil
+	}
+	if err == nil && !o.SkipPods {
+		objs.JobExists, err = readJobs(ctx, c, objs.Workloads, objs.Pods)
 	}
 	if err != nil {
 		return nil, err
@@ -209,6 +251,9 @@ func Check(objs *Objects, o Options) *Report {
 	if o.FinalizerGrace == 0 {
 		o.FinalizerGrace = DefaultFinalizerGrace
 	}
+	if o.PodGrace == 0 {
+		o.PodGrace = DefaultPodGrace
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -220,6 +265,11 @@ func Check(objs *Objects, o Options) *Report {
 	vs = append(vs, checkStatus(wls, objs.ClusterQueues)...)
 	vs = append(vs, checkQuota(wls, objs.ClusterQueues, objs.Cohorts)...)
 	vs = append(vs, checkFinalizers(wls, o.FinalizerGrace, o.Now())...)
+	if objs.PodsListed {
+		ix := newPodIndex(wls)
+		vs = append(vs, checkPods(objs.Pods, ix, o.PodGrace, o.Now())...)
+		vs = append(vs, checkGoneJobs(wls, objs.Pods, ix, objs.JobExists, o.PodGrace, o.Now())...)
+	}
 	slices.SortStableFunc(vs, func(a, b Violation) int {
 		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Object, b.Object), cmp.Compare(a.Message, b.Message))
 	})
@@ -228,6 +278,8 @@ func Check(objs *Objects, o Options) *Report {
 		ClusterQueues:   len(objs.ClusterQueues),
 		Cohorts:         len(objs.Cohorts),
 		ResourceFlavors: len(objs.ResourceFlavors),
+		Pods:            len(objs.Pods),
+		PodsChecked:     objs.PodsListed,
 		Violations:      vs,
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -85,15 +87,26 @@ func TestConsistentStateReportsNothing(t *testing.T) {
 	}
 }
 
-func TestRunThroughFakeClient(t *testing.T) {
+// newScheme has the built-in kinds (pods, Jobs) and Kueue's.
+func newScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
 	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
 	if err := kueue.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
+	return scheme
+}
+
+func TestRunThroughFakeClient(t *testing.T) {
+	scheme := newScheme(t)
 	objs := consistentObjects()
 	other := newWorkload("x", 1, reserving("cq-b", "default", 1, usage{"cpu": "5"}))
 	other.Namespace = "other"
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(append(objs, other)...).Build()
+	jobA := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job-a", UID: "job-a-uid"}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(append(objs, other, jobA)...).Build()
 	r, err := RunWithOptions(context.Background(), c, Options{Now: func() time.Time { return testNow }})
 	if err != nil {
 		t.Fatal(err)
@@ -115,10 +128,7 @@ func TestRunThroughFakeClient(t *testing.T) {
 }
 
 func TestRunWrapsListErrors(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := kueue.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := newScheme(t)
 	boom := errors.New("boom")
 	c := fake.NewClientBuilder().WithScheme(scheme).WithInterceptorFuncs(interceptor.Funcs{
 		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {

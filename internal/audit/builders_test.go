@@ -197,6 +197,11 @@ func objects(items ...any) *Objects {
 			o.Cohorts = append(o.Cohorts, *v)
 		case *kueue.ResourceFlavor:
 			o.ResourceFlavors = append(o.ResourceFlavors, *v)
+		case *corev1.Pod:
+			o.PodsListed = true
+			if p, ok := podOf(v); ok {
+				o.Pods = append(o.Pods, p)
+			}
 		default:
 			panic("unexpected object")
 		}
@@ -206,4 +211,92 @@ func objects(items ...any) *Objects {
 
 func check(objs *Objects) *Report {
 	return Check(objs, Options{Now: func() time.Time { return testNow }})
+}
+
+type podOpt func(*corev1.Pod)
+
+// newPod returns a pod in namespace "ns", scheduled on node "n1" and
+// running, with no labels.
+func newPod(name string, opts ...podOpt) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name)},
+		Spec:       corev1.PodSpec{NodeName: "n1"},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+// ofWorkload: a pod of an admitted template, naming its Workload.
+func ofWorkload(name string) podOpt {
+	return func(p *corev1.Pod) {
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		p.Annotations[workloadAnnotation] = name
+	}
+}
+
+func podLabel(key, value string) podOpt {
+	return func(p *corev1.Pod) {
+		if p.Labels == nil {
+			p.Labels = map[string]string{}
+		}
+		p.Labels[key] = value
+	}
+}
+
+// managed: a pod the pod integration queues.
+func managed() podOpt { return podLabel(managedLabel, "true") }
+
+// inGroup: a managed pod of group g.
+func inGroup(g string) podOpt {
+	return func(p *corev1.Pod) {
+		managed()(p)
+		podLabel(groupLabel, g)(p)
+	}
+}
+
+// pending: not scheduled; gated when gated is true.
+func pending(gated bool) podOpt {
+	return func(p *corev1.Pod) {
+		p.Spec.NodeName, p.Status.Phase = "", corev1.PodPending
+		if gated {
+			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "kueue.x-k8s.io/admission"}}
+		}
+	}
+}
+
+func phase(ph corev1.PodPhase) podOpt { return func(p *corev1.Pod) { p.Status.Phase = ph } }
+
+func podDeleting() podOpt {
+	return func(p *corev1.Pod) {
+		p.DeletionTimestamp = ptr.To(metav1.NewTime(testNow.Add(-time.Minute)))
+		p.Finalizers = []string{"test"}
+	}
+}
+
+func wlAnnotation(key, value string) wlOpt {
+	return func(wl *kueue.Workload) {
+		if wl.Annotations == nil {
+			wl.Annotations = map[string]string{}
+		}
+		wl.Annotations[key] = value
+	}
+}
+
+// ownedByPod: a plain pod's Workload, controlled by the pod.
+func ownedByPod(name string) wlOpt {
+	return func(wl *kueue.Workload) {
+		wl.OwnerReferences = append(wl.OwnerReferences, metav1.OwnerReference{
+			APIVersion: "v1", Kind: "Pod", Name: name, UID: types.UID("uid-" + name), Controller: ptr.To(true),
+		})
+	}
+}
+
+// checkAt audits with the pod grace given.
+func checkAt(objs *Objects, podGrace time.Duration) *Report {
+	return Check(objs, Options{PodGrace: podGrace, Now: func() time.Time { return testNow }})
 }

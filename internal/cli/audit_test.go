@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -72,6 +73,9 @@ func stuckWorkload() client.Object {
 func fakeConnect(t *testing.T, paths *[]string, objs ...client.Object) connectFunc {
 	t.Helper()
 	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
 	if err := kueue.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +105,7 @@ func TestAuditReportsViolations(t *testing.T) {
 		t.Errorf("audit = %v, want error %q", err, "3 violations")
 	}
 	for _, want := range []string{
-		"Audited 1 workloads, 1 cluster queues, 0 cohorts, 1 resource flavors: 3 violations.",
+		"Audited 1 workloads, 1 cluster queues, 0 cohorts, 1 resource flavors, 0 pods of managed jobs: 3 violations.",
 		"[NominalQuotaExceeded] ClusterQueue cq: without a cohort, uses 2 of f/cpu, above its nominal quota 1",
 		"[StatusMismatch] ClusterQueue cq: status.reservingWorkloads is 0, but 1 workloads hold a reservation",
 	} {
@@ -137,6 +141,58 @@ func TestAuditFinalizerGrace(t *testing.T) {
 	}
 	if out, err := runAudit(t, connect, "--finalizer-grace", "10m"); err != nil {
 		t.Errorf("--finalizer-grace 10m: err %v, output:\n%s", err, out)
+	}
+}
+
+// runningPod runs on a node and names the Workload "wl" of
+// overQuotaObjects' namespace, which is not admitted (QuotaReserved only).
+func runningPod() client.Object {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", Annotations: map[string]string{"kueue.x-k8s.io/workload": "wl"}},
+		Spec:       corev1.PodSpec{NodeName: "node-1"},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+}
+
+func TestAuditChecksPodsUnlessTold(t *testing.T) {
+	var paths []string
+	connect := fakeConnect(t, &paths, append(overQuotaObjects(), runningPod())...)
+	out, err := runAudit(t, connect)
+	want := "[PodWithoutAdmission] Pod ns/p: runs on node node-1 but its Workload wl is not admitted (QuotaReserved is True, Admitted is not set)"
+	if err == nil || err.Error() != "4 violations" || !strings.Contains(out, want) || !strings.Contains(out, "1 pods of managed jobs") {
+		t.Errorf("default: err %v, output:\n%s\nwant it to contain %q", err, out, want)
+	}
+	out, err = runAudit(t, connect, "--pods=false")
+	if err == nil || err.Error() != "3 violations" || strings.Contains(out, "Pod ns/p") || strings.Contains(out, "pods") {
+		t.Errorf("--pods=false: err %v, output:\n%s", err, out)
+	}
+}
+
+func TestAuditReaderKnowsPods(t *testing.T) {
+	env, _, _ := testEnv(t)
+	kc := filepath.Join(env.WorkingDir, "kubeconfig")
+	config := `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]
+users: [{name: u, user: {}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`
+	if err := os.WriteFile(kc, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := newKueueReader(env, kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := r.(client.Client)
+	if !ok {
+		t.Fatalf("reader is a %T", r)
+	}
+	for _, obj := range []runtime.Object{&corev1.PodList{}, &kueue.WorkloadList{}} {
+		if _, _, err := c.Scheme().ObjectKinds(obj); err != nil {
+			t.Errorf("the audit's client cannot read %T: %v", obj, err)
+		}
 	}
 }
 

@@ -39,8 +39,11 @@ type harness struct {
 	cs      kubernetes.Interface
 	manager *exec.Cmd
 	done    chan error
-	pods    *podWatcher
-	stopPod context.CancelFunc
+	// managerArgs run the manager again the same way after a kill
+	// (restartManager): binary, then flags.
+	managerArgs []string
+	pods        *podWatcher
+	stopPod     context.CancelFunc
 	// jobSet is JobSet's controller, when its binary is built.
 	jobSet jobSetController
 	// healthPort serves the manager's /readyz.
@@ -164,18 +167,47 @@ resources:
 	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
 		return err
 	}
-	log, err := os.Create(logPath(h.tmp))
+	h.managerArgs = []string{bin, "--config", config, "--kubeconfig", kubeconfig, "--local-webhooks", "--zap-log-level", "info"}
+	return h.launchManager()
+}
+
+// launchManager starts the manager process with managerArgs, its output
+// appended to the log.
+func (h *harness) launchManager() error {
+	log, err := os.OpenFile(logPath(h.tmp), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
-	h.manager = exec.Command(bin, "--config", config, "--kubeconfig", kubeconfig, "--local-webhooks", "--zap-log-level", "info")
+	h.manager = exec.Command(h.managerArgs[0], h.managerArgs[1:]...)
 	h.manager.Stdout, h.manager.Stderr = log, log
 	if err := h.manager.Start(); err != nil {
+		log.Close()
 		return fmt.Errorf("starting kuota-manager: %w", err)
 	}
-	h.done = make(chan error, 1)
-	go func() { h.done <- h.manager.Wait(); log.Close() }()
+	done := make(chan error, 1)
+	cmd := h.manager
+	go func() { done <- cmd.Wait(); log.Close() }()
+	h.done = done
 	return nil
+}
+
+// restartManager kills the manager (SIGKILL: no cleanup, as a crash or an
+// OOM kill) and starts it again the same way (same kubeconfig, config and
+// ports), then waits until it is ready and its webhooks answer. Tests of
+// this package run one at a time, so no other test sees the gap.
+func (h *harness) restartManager(ctx context.Context) error {
+	if err := h.manager.Process.Kill(); err != nil {
+		return fmt.Errorf("killing kuota-manager: %w", err)
+	}
+	select {
+	case <-h.done:
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("kuota-manager did not exit after SIGKILL")
+	}
+	if err := h.launchManager(); err != nil {
+		return err
+	}
+	return h.waitWebhooks(ctx)
 }
 
 // waitWebhooks waits until the API server sends Jobs through the manager's

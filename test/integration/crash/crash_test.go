@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/testutil"
 )
 
 const crashQueues = 4
@@ -40,8 +41,10 @@ featureGates:
 // while workloads are created, admitted, preempted and finished (by the
 // test, playing the users and the jobs), and meanwhile SIGKILLs replicas
 // (the leader more often than not) at random moments, some right after an
-// admission or an eviction was seen, and restarts kube-apiserver and
-// etcd. After every fault the invariants that hold at any instant must
+// admission or an eviction was seen, restarts kube-apiserver and etcd,
+// pauses the leader past its lease, and drops every connection of the
+// replicas to the API server (their watches end; they relist). After
+// every fault the invariants that hold at any instant must
 // hold: no quota overcommitted, no reservation inconsistent. Mid-run, with
 // the flow paused, and at the end the full audit must come clean: the
 // ClusterQueue status equals the sum over the workloads holding quota. At
@@ -78,6 +81,8 @@ func TestSurvivesSIGKILL(t *testing.T) {
 			h.restart(t, "etcd", env.RestartEtcd, &h.fig.etcdRestarts)
 		case faultPause:
 			h.pause(t, rng)
+		case faultDrop:
+			h.drop(rng)
 		}
 		h.strictAudit(t, fmt.Sprintf("after fault %d of %d", i+1, len(sched)))
 		if prof.quiescentAfter(i+1, len(sched)) {
@@ -109,7 +114,13 @@ type harness struct {
 	rs      *replicaSet
 	rec     *recovery
 	outages *outages
-	fig     figures
+	// drops: when the replicas' connections were dropped; apart from
+	// outages, as an API server's refusals are explained by its restarts
+	// alone.
+	drops *outages
+	// proxy stands between the replicas and kube-apiserver (drops_test.go).
+	proxy *testutil.TCPProxy
+	fig   figures
 }
 
 func newHarness(t *testing.T, prof profile) *harness {
@@ -117,7 +128,8 @@ func newHarness(t *testing.T, prof profile) *harness {
 	dir := t.TempDir()
 	kubeconfig, config := filepath.Join(dir, "kubeconfig"), filepath.Join(dir, "config.yaml")
 	installManagerIdentity(t)
-	if err := os.WriteFile(kubeconfig, managerKubeconfig(t), 0o600); err != nil {
+	proxy := apiProxy(t)
+	if err := os.WriteFile(kubeconfig, managerKubeconfig(t, proxy.Addr()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(config, []byte(managerConfig), 0o600); err != nil {
@@ -125,7 +137,7 @@ func newHarness(t *testing.T, prof profile) *harness {
 	}
 	bin := managerBinary(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &harness{prof: prof, ns: setupQueues(t), cancel: cancel, rec: &recovery{}, outages: &outages{}}
+	h := &harness{prof: prof, ns: setupQueues(t), cancel: cancel, rec: &recovery{}, outages: &outages{}, drops: &outages{}, proxy: proxy}
 	h.fig.start = time.Now()
 	obs, err := newObserver(ctx)
 	if err != nil {
@@ -137,7 +149,7 @@ func newHarness(t *testing.T, prof profile) *harness {
 	h.run = &runner{ns: h.ns, total: prof.workloads, reader: obs.cache, admittedAt: map[string]time.Time{},
 		pace: max(prof.plannedDuration()/time.Duration(prof.workloads), time.Millisecond)}
 	h.rs = &replicaSet{bin: bin, kubeconfig: kubeconfig, config: config,
-		onLeader: func(_ int, at time.Time) { h.rec.leaderTook(at) }, outage: h.outages.around}
+		onLeader: func(_ int, at time.Time) { h.rec.leaderTook(at) }, outage: h.unreachable}
 	h.rs.start(ctx, prof.replicas, prof.seed)
 	go h.run.create(ctx)
 	go h.run.finish(ctx)
@@ -180,7 +192,7 @@ func (h *harness) kill(t *testing.T, rng *rand.Rand) {
 	h.fig.kills++
 	if wasLeader {
 		h.fig.leaderKills++
-		h.rec.leaderKilled(now, h.obs.waitingWorkloads() > 0, h.outages.around(now))
+		h.rec.leaderKilled(now, h.obs.waitingWorkloads() > 0, h.unreachable(now))
 	}
 	phases := h.obs.recent(now, time.Second)
 	if len(phases) == 0 {

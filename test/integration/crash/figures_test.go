@@ -21,8 +21,13 @@ type figures struct {
 	apiRestarts, etcdRestarts int
 	pauses                    int
 	maxRestart                time.Duration
-	audits, auditRetries      int
-	quiescentAudits           int
+	// drops: connection drops; droppedConns: the connections they cut;
+	// refusals: drops followed by refused connections, maxRefusal the
+	// longest such spell.
+	drops, droppedConns, refusals int
+	maxRefusal                    time.Duration
+	audits, auditRetries          int
+	quiescentAudits               int
 	// maxSettle: longest wait for a clean full audit with the flow paused.
 	maxSettle                        time.Duration
 	workloads, admissions, evictions int
@@ -45,15 +50,17 @@ func (h *harness) figures() string {
 		f.kills, f.leaderKills, f.killPhases[sigAdmission], f.killPhases[sigEviction], f.killPhases[sigStatus], f.idleKills)
 	line("restarts: kube-apiserver %d, etcd %d (longest %s); leader paused past its lease (SIGSTOP %s): %d",
 		f.apiRestarts, f.etcdRestarts, f.maxRestart.Round(time.Millisecond), pauseFor, f.pauses)
-	line("replicas: %d, %d process starts, %d exits by themselves (lease lost or control plane down)",
+	line("dropped connections to kube-apiserver: %d drops cutting %d connections, %d followed by refused connections (longest %s)",
+		f.drops, f.droppedConns, f.refusals, f.maxRefusal.Round(time.Millisecond))
+	line("replicas: %d, %d process starts, %d exits by themselves (lease lost, control plane down or unreachable)",
 		h.prof.replicas, starts, len(exits))
 	line("leader changes: %d leases taken (Lease transitions: %d)", leaderChanges, f.leaseTransitions)
 	line("recovery after a leader kill (admission measured when workloads waited): %s", calm)
-	line("  same within %s after a kube-apiserver or etcd restart: %s", outageGrace, near)
+	line("  same within %s after a kube-apiserver or etcd restart or dropped connections: %s", outageGrace, near)
 	line("workloads: %d created, all finished; admissions %d (seen by the jobs: %d), evictions %d (seen: %d); status writes seen: %d",
 		f.workloads, f.admissions, seen[sigAdmission], f.evictions, seen[sigEviction], seen[sigStatus])
 	line("audits: %d run, all clean (%d strict after each fault, %d full with the flow paused, settled within %s at most); %d retried while the API was away",
-		f.audits, h.prof.kills+h.prof.apiRestarts+h.prof.etcdRestarts+h.prof.pauses, f.quiescentAudits, f.maxSettle.Round(time.Millisecond), f.auditRetries)
+		f.audits, h.prof.faults(), f.quiescentAudits, f.maxSettle.Round(time.Millisecond), f.auditRetries)
 	if len(f.unseen) > 0 {
 		// The observer's informer relists after the API server restarts,
 		// and misses the states in between.
@@ -153,8 +160,9 @@ func (r *recovery) snapshot() (calm, near recoveryStats, leaderChanges int) {
 	return r.stats[0], r.stats[1], r.leaderChanges
 }
 
-// outages remembers when the control plane was restarting, to tell an
-// expected exit of a replica from an unexplained one.
+// outages remembers when the control plane was restarting (or, in
+// harness.drops, out of the replicas' reach), to tell an expected exit of
+// a replica from an unexplained one.
 type outages struct {
 	mu      sync.Mutex
 	windows [][2]time.Time // end is zero while ongoing

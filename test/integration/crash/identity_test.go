@@ -2,6 +2,7 @@ package crash
 
 import (
 	"context"
+	"net/url"
 	"testing"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -43,8 +44,9 @@ func installManagerIdentity(t *testing.T) {
 }
 
 // managerKubeconfig is the test API server's kubeconfig acting as the
-// manager's ServiceAccount.
-func managerKubeconfig(t *testing.T) []byte {
+// manager's ServiceAccount, reaching the server at addr (the proxy of
+// drops_test.go; the certificate it presents is the server's own).
+func managerKubeconfig(t *testing.T, addr string) []byte {
 	t.Helper()
 	cfg, err := clientcmd.Load(env.KubeConfig())
 	if err != nil {
@@ -53,6 +55,14 @@ func managerKubeconfig(t *testing.T) []byte {
 	as := framework.AsManager(env.Config).Impersonate
 	for _, a := range cfg.AuthInfos {
 		a.Impersonate, a.ImpersonateGroups = as.UserName, as.Groups
+	}
+	for _, c := range cfg.Clusters {
+		u, err := url.Parse(c.Server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.Host = addr
+		c.Server = u.String()
 	}
 	data, err := clientcmd.Write(*cfg)
 	if err != nil {

@@ -20,6 +20,10 @@ type profile struct {
 	// pauses: the leader stopped (SIGSTOP) past its lease while another
 	// replica takes over, then let go on (SIGCONT).
 	pauses int
+	// drops: every connection between the replicas and kube-apiserver
+	// cut at once (dropWatches), sometimes followed by a short spell of
+	// refused connections.
+	drops int
 	// replicas: manager processes running at once under one lease.
 	replicas int
 	// workloads created, admitted and finished during the run.
@@ -37,10 +41,10 @@ type profile struct {
 // The short profile runs in `make test`; KUOTA_TORTURE=1 selects the full
 // one (`make torture`).
 var (
-	shortProfile = profile{name: "short", kills: 20, apiRestarts: 1, etcdRestarts: 1, pauses: 2, replicas: 2,
+	shortProfile = profile{name: "short", kills: 20, apiRestarts: 1, etcdRestarts: 1, pauses: 2, drops: 3, replicas: 2,
 		workloads: 400, quiescentAudits: 1, gapMin: 1500 * time.Millisecond, gapMax: 2500 * time.Millisecond,
 		drain: 90 * time.Second, seed: 42}
-	fullProfile = profile{name: "full", kills: 200, apiRestarts: 5, etcdRestarts: 2, pauses: 10, replicas: 2,
+	fullProfile = profile{name: "full", kills: 200, apiRestarts: 5, etcdRestarts: 2, pauses: 10, drops: 20, replicas: 2,
 		workloads: 6000, quiescentAudits: 5, gapMin: 2 * time.Second, gapMax: 4500 * time.Millisecond,
 		drain: 5 * time.Minute}
 )
@@ -52,6 +56,7 @@ const (
 	envAPIRestarts  = "KUOTA_CRASH_API_RESTARTS"
 	envEtcdRestarts = "KUOTA_CRASH_ETCD_RESTARTS"
 	envPauses       = "KUOTA_CRASH_PAUSES"
+	envDrops        = "KUOTA_CRASH_DROPS"
 	envReplicas     = "KUOTA_CRASH_REPLICAS"
 	envWorkloads    = "KUOTA_CRASH_WORKLOADS"
 	envSeed         = "KUOTA_CRASH_SEED"
@@ -71,7 +76,7 @@ func loadProfile() (profile, error) {
 		dst *int
 		min int
 	}{
-		{envKills, &p.kills, 0}, {envAPIRestarts, &p.apiRestarts, 0}, {envEtcdRestarts, &p.etcdRestarts, 0}, {envPauses, &p.pauses, 0},
+		{envKills, &p.kills, 0}, {envAPIRestarts, &p.apiRestarts, 0}, {envEtcdRestarts, &p.etcdRestarts, 0}, {envPauses, &p.pauses, 0}, {envDrops, &p.drops, 0},
 		{envReplicas, &p.replicas, 1}, {envWorkloads, &p.workloads, 1},
 	} {
 		v := os.Getenv(o.env)
@@ -96,8 +101,8 @@ func loadProfile() (profile, error) {
 
 // String names the profile and its numbers, to reproduce a run.
 func (p profile) String() string {
-	return fmt.Sprintf("%s profile: %d kills, %d API server restarts, %d etcd restarts, %d leader pauses, %d replicas, %d workloads, seed %d (%s=%d)",
-		p.name, p.kills, p.apiRestarts, p.etcdRestarts, p.pauses, p.replicas, p.workloads, p.seed, envSeed, p.seed)
+	return fmt.Sprintf("%s profile: %d kills, %d API server restarts, %d etcd restarts, %d leader pauses, %d dropped connections, %d replicas, %d workloads, seed %d (%s=%d)",
+		p.name, p.kills, p.apiRestarts, p.etcdRestarts, p.pauses, p.drops, p.replicas, p.workloads, p.seed, envSeed, p.seed)
 }
 
 // fault is one event of the schedule.
@@ -108,12 +113,13 @@ const (
 	faultAPIServer
 	faultEtcd
 	faultPause
+	faultDrop
 )
 
 // schedule shuffles the faults; restarts never come first, so that the
 // first fault lands on a flow that is already running.
 func (p profile) schedule(rng *rand.Rand) []fault {
-	out := make([]fault, 0, p.kills+p.apiRestarts+p.etcdRestarts+p.pauses)
+	out := make([]fault, 0, p.faults())
 	for range p.kills {
 		out = append(out, faultKill)
 	}
@@ -125,6 +131,9 @@ func (p profile) schedule(rng *rand.Rand) []fault {
 	}
 	for range p.pauses {
 		out = append(out, faultPause)
+	}
+	for range p.drops {
+		out = append(out, faultDrop)
 	}
 	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	for i := range out {
@@ -138,9 +147,13 @@ func (p profile) schedule(rng *rand.Rand) []fault {
 // plannedDuration estimates the fault phase, to pace workload creation
 // over it. A restart takes about 8 s.
 func (p profile) plannedDuration() time.Duration {
-	n := p.kills + p.apiRestarts + p.etcdRestarts + p.pauses
-	return time.Duration(n)*(p.gapMin+p.gapMax)/2 + time.Duration(p.apiRestarts+p.etcdRestarts)*8*time.Second +
-		time.Duration(p.pauses)*pauseFor
+	return time.Duration(p.faults())*(p.gapMin+p.gapMax)/2 + time.Duration(p.apiRestarts+p.etcdRestarts)*8*time.Second +
+		time.Duration(p.pauses)*pauseFor + time.Duration(p.drops)*(refuseMin+refuseMax)/4
+}
+
+// faults is the length of the schedule.
+func (p profile) faults() int {
+	return p.kills + p.apiRestarts + p.etcdRestarts + p.pauses + p.drops
 }
 
 // quiescentAfter reports whether a quiescent audit follows fault i of n.
