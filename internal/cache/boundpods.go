@@ -70,11 +70,14 @@ func (c *Cache) DeleteBoundPod(key types.NamespacedName) {
 }
 
 // MarkBoundPodsSynced records that the pods placed by topology were
-// listed: until then no node fails for want of running pods.
+// listed: until then no node fails for want of running pods. The
+// workloads placed by topology are looked at again, for pods that ended
+// on a not-ready node while no manager ran.
 func (c *Cache) MarkBoundPodsSynced() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.bound.synced = true
+	c.revisitTopologyHoldersLocked()
 }
 
 func (c *Cache) countBoundLocked(p boundPod, delta int) {

@@ -59,6 +59,19 @@ func (c *Cache) DeleteNode(name string) {
 	c.notify()
 }
 
+// revisitTopologyHoldersLocked brings every workload placed by topology
+// back to the workload controller. Its node checks wait until the nodes
+// and the pods placed on them are listed (nodeChecksLocked), and a listing
+// reports no change: a node that failed while no manager ran (deleted,
+// not ready past its pods' toleration) would otherwise go unnoticed by a
+// workload reconciled before the listing, until something else about it
+// changed.
+func (c *Cache) revisitTopologyHoldersLocked() {
+	for _, key := range c.state.TopologyHolders() {
+		c.revisits.add(key)
+	}
+}
+
 func (c *Cache) revisitNodeHoldersLocked(node string) {
 	for _, key := range c.state.NodeHolders(node) {
 		c.revisits.add(key)
@@ -159,11 +172,13 @@ func (c *Cache) HasTopologyFlavors() bool {
 
 // MarkTopologySynced records that the nodes and pods were listed: TAS
 // flavors get capacity from then on (before, nothing is placed by
-// topology, so that pods not yet seen cannot be overcommitted).
+// topology, so that pods not yet seen cannot be overcommitted), and the
+// workloads placed by topology are looked at again.
 func (c *Cache) MarkTopologySynced() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.state.SetTopologySynced()
+	c.revisitTopologyHoldersLocked()
 	c.queues.UnparkAll()
 	c.notify()
 }

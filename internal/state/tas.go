@@ -526,6 +526,12 @@ func (s *State) Node(name string) (n *Node, found, synced bool) {
 	return n, found, s.tas.synced
 }
 
+// TopologyHolders lists the admissions that take topology capacity (whose
+// PodSets were placed by topology).
+func (s *State) TopologyHolders() []types.NamespacedName {
+	return slices.Collect(maps.Keys(s.tas.holders))
+}
+
 // NodeHolders lists the admissions whose topology assignments place pods
 // on the node (at the hostname level): a domain whose values the node's
 // labels (or a deleted node's last known ones) carry.

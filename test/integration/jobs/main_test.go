@@ -17,6 +17,6 @@ import (
 var env *framework.Env
 
 func TestMain(m *testing.M) {
-	ctrllog.SetLogger(logr.Discard())
+	ctrllog.SetLogger(logr.New(managerLog.sink())) // drops all until a test arms it
 	os.Exit(framework.RunMain(m, &env))
 }
