@@ -170,17 +170,7 @@ func TestAuditChecksPodsUnlessTold(t *testing.T) {
 
 func TestAuditReaderKnowsPods(t *testing.T) {
 	env, _, _ := testEnv(t)
-	kc := filepath.Join(env.WorkingDir, "kubeconfig")
-	config := `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]
-users: [{name: u, user: {}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-current-context: x
-`
-	if err := os.WriteFile(kc, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kc := unreachableKubeconfig(t, env.WorkingDir)
 	r, err := newKueueReader(env, kc)
 	if err != nil {
 		t.Fatal(err)
@@ -218,17 +208,7 @@ func TestAuditFlagErrors(t *testing.T) {
 
 func TestAuditRegisteredAndLoadsKubeconfig(t *testing.T) {
 	env, _, _ := testEnv(t)
-	kc := filepath.Join(env.WorkingDir, "kubeconfig")
-	config := `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]
-users: [{name: u, user: {}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-current-context: x
-`
-	if err := os.WriteFile(kc, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kc := unreachableKubeconfig(t, env.WorkingDir)
 	env.Getenv = func(k string) string {
 		if k == clientcmd.RecommendedConfigPathEnvVar {
 			return kc
@@ -263,4 +243,22 @@ func TestKubeconfigRules(t *testing.T) {
 	if !slices.Equal(r.Precedence, []string{clientcmd.RecommendedHomeFile}) || r.ExplicitPath != "/x" {
 		t.Errorf("default rules = %q, %q", r.Precedence, r.ExplicitPath)
 	}
+}
+
+// unreachableKubeconfig writes into dir a kubeconfig whose server answers
+// nothing, and returns its path.
+func unreachableKubeconfig(t *testing.T, dir string) string {
+	t.Helper()
+	kc := filepath.Join(dir, "kubeconfig")
+	config := `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]
+users: [{name: u, user: {}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`
+	if err := os.WriteFile(kc, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kc
 }
