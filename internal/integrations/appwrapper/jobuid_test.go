@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/kuota-dev/kuota/internal/jobframework"
-	"github.com/kuota-dev/kuota/internal/testutil"
+	"github.com/kuota-dev/kuota/internal/testutil/jobtest"
 )
 
 // The pods of the objects an AppWrapper wraps belong to those objects:
@@ -14,7 +14,7 @@ func TestPodSetInfosCarryTheAppWrapperUID(t *testing.T) {
 	aw := newAppWrapper(t)
 	aw.UID = "aw-uid"
 	job := New(aw)
-	wl := testutil.StartAdmitted(t, job, GVK)
+	wl := jobtest.StartAdmitted(t, job, GVK)
 	n := 0
 	for i, c := range aw.Spec.Components {
 		for k, info := range c.PodSetInfos {

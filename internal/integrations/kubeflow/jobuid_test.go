@@ -7,7 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kuota-dev/kuota/internal/jobframework"
-	"github.com/kuota-dev/kuota/internal/testutil"
+	"github.com/kuota-dev/kuota/internal/testutil/jobtest"
 )
 
 // An MPIJob's launcher pod belongs to the launcher Job the MPI Operator
@@ -20,7 +20,7 @@ func TestMPIJobTemplatesCarryTheJobUID(t *testing.T) {
 	})
 	mj.UID = "mpijob-uid"
 	job := MPIJobIntegration.NewJob(mj)
-	wl := testutil.StartAdmitted(t, job, MPIJobGVK)
+	wl := jobtest.StartAdmitted(t, job, MPIJobGVK)
 	for typ, spec := range mj.Spec.MPIReplicaSpecs {
 		if got := spec.Template.Labels[jobframework.PodJobUIDLabel]; got != "mpijob-uid" {
 			t.Errorf("%s template: label %s=%q, want the MPIJob's UID", typ, jobframework.PodJobUIDLabel, got)

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kuota-dev/kuota/internal/jobframework"
-	"github.com/kuota-dev/kuota/internal/testutil"
+	"github.com/kuota-dev/kuota/internal/testutil/jobtest"
 )
 
 // checkJobUID checks that every template carries the job-uid label with
@@ -41,7 +41,7 @@ func TestRayJobTemplatesCarryTheJobUID(t *testing.T) {
 	obj := newRayJob()
 	obj.UID = "rayjob-uid"
 	job := NewRayJob(obj)
-	wl := testutil.StartAdmitted(t, job, RayJobGVK)
+	wl := jobtest.StartAdmitted(t, job, RayJobGVK)
 	spec := obj.Spec.RayClusterSpec
 	templates := func() map[string]*corev1.PodTemplateSpec {
 		m := clusterTemplateMap(&spec.HeadGroupSpec.Template, &spec.WorkerGroupSpecs[0].Template, &spec.WorkerGroupSpecs[1].Template)
@@ -78,7 +78,7 @@ func TestClusterTemplatesCarryTheJobUID(t *testing.T) {
 			&rs.Spec.RayClusterSpec.WorkerGroupSpecs[0].Template, &rs.Spec.RayClusterSpec.WorkerGroupSpecs[1].Template)},
 	} {
 		t.Run(c.in.GVK.Kind, func(t *testing.T) {
-			wl := testutil.StartAdmitted(t, c.job, c.in.GVK)
+			wl := jobtest.StartAdmitted(t, c.job, c.in.GVK)
 			checkJobUID(t, c.tpls, c.uid, true)
 			c.job.Suspend()
 			if !c.job.RestorePodSetsInfo(jobframework.RestoreInfos(wl)) {

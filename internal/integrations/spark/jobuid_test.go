@@ -6,7 +6,7 @@ import (
 	sparkv1beta2 "github.com/kubeflow/spark-operator/v2/api/v1beta2"
 
 	"github.com/kuota-dev/kuota/internal/jobframework"
-	"github.com/kuota-dev/kuota/internal/testutil"
+	"github.com/kuota-dev/kuota/internal/testutil/jobtest"
 )
 
 // The executors belong to the driver pod, which may be gone while they
@@ -16,7 +16,7 @@ func TestDriverAndExecutorLabelsCarryTheApplicationUID(t *testing.T) {
 	app := newApp()
 	app.UID = "app-uid"
 	job := New(app)
-	wl := testutil.StartAdmitted(t, job, GVK)
+	wl := jobtest.StartAdmitted(t, job, GVK)
 	roles := map[string]*sparkv1beta2.SparkPodSpec{"driver": &app.Spec.Driver.SparkPodSpec, "executor": &app.Spec.Executor.SparkPodSpec}
 	for name, ps := range roles {
 		if got := ps.Labels[jobframework.PodJobUIDLabel]; got != "app-uid" {

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/kuota-dev/kuota/internal/jobframework"
-	"github.com/kuota-dev/kuota/internal/testutil"
+	"github.com/kuota-dev/kuota/internal/testutil/jobtest"
 )
 
 // The trainer's pods belong to the Jobs of the TrainJob's JobSet: every
@@ -14,7 +14,7 @@ func TestRuntimePatchLabelsPodsWithTheTrainJobUID(t *testing.T) {
 	u := trainJob(t, `{"suspend":true,"runtimeRef":{"name":"torch"}}`)
 	u.SetUID("trainjob-uid")
 	job := loaded(t, u, parse(t, torchRuntime))
-	wl := testutil.StartAdmitted(t, job, GVK)
+	wl := jobtest.StartAdmitted(t, job, GVK)
 	patch := kuotaPatch(t, u)
 	if len(patch) != len(job.jobs) {
 		t.Fatalf("Kuota's patch covers %d replicated jobs, want %d", len(patch), len(job.jobs))

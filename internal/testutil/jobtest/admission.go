@@ -1,4 +1,7 @@
-package testutil
+// Package jobtest helps the integrations' tests start a job as an admission does.
+// It is apart from testutil, which jobframework's own dependencies' tests
+// import.
+package jobtest
 
 import (
 	"context"
