@@ -71,11 +71,9 @@ func TestLocalQueueStopMovesOnlyItsWorkloads(t *testing.T) {
 }
 
 // The example: a cohort of cq-a and cq-b, 10 cpu nominal each;
-// cq-a uses 16 (6 borrowed). While cq-a is being deleted (its finalizer
-// holds) it keeps its place in the cohort, nominal quota included. Once
-// its object is gone (the finalizer removed by force), its nominal quota
-// leaves with it but its workloads' 16 still count, borrowed from the
-// cohort, until they are released; then cq-a leaves.
+// cq-a uses 16 (6 borrowed); deleting cq-a must not free its 10 in the
+// cohort while its workloads still run: the cohort keeps 26 promised on
+// 20 impossible, and cq-a leaves only with its last reservation.
 func TestTerminatingClusterQueueKeepsItsPlaceInTheCohort(t *testing.T) {
 	c := New(lifecycle.Options{})
 	c.SetFlavor(&state.Flavor{Name: "f"})
@@ -85,27 +83,30 @@ func TestTerminatingClusterQueueKeepsItsPlaceInTheCohort(t *testing.T) {
 	c.SetLocalQueue(LocalQueueKey{Namespace: "ns", Name: "a"}, "cq-a", kueue.None)
 	c.UpsertWorkload(admittedWL("w1", "a", "1", "cq-a", "8"))
 	c.UpsertWorkload(admittedWL("w2", "a", "2", "cq-a", "8"))
-	free := func() resources.Amount { return available(c, "cq-b") }
+	free := func() resources.Amount {
+		var out resources.Amount
+		c.Read(func(st *state.State, _ *queueing.Manager) {
+			out = st.Tree().ClusterQueue("cq-b").Available(resources.FlavorResource{Flavor: "f", Resource: "cpu"})
+		})
+		return out
+	}
 	if got := free(); got != 4000 {
 		t.Fatalf("cq-b can use %d milli-cpu before the deletion, want 4000", got)
 	}
 	terminating := clusterQueue(t, "cq-a", "co", "10")
 	terminating.Terminating = true
 	c.SetClusterQueue(terminating)
-	if got := free(); got != 4000 {
-		t.Fatalf("cq-b can use %d milli-cpu while cq-a is being deleted, want still 4000", got)
-	}
 	c.DeleteClusterQueue("cq-a") // the finalizer was removed by force
-	if got := free(); got != 0 {
-		t.Fatalf("cq-b can use %d milli-cpu once cq-a's object is gone, want 0 (cq-a's 16 in use on cq-b's 10)", got)
+	if got := free(); got != 4000 {
+		t.Fatalf("cq-b can use %d milli-cpu once cq-a is deleted, want still 4000", got)
 	}
 	snap, _ := c.Snapshot(0)
 	if in, ok := snap.ClusterQueueInactive("cq-a"); !ok || in.Reason != state.InactiveTerminating {
 		t.Fatalf("cq-a inactive = %v %+v, want Terminating", ok, in)
 	}
 	c.DeleteWorkload(types.NamespacedName{Namespace: "ns", Name: "w1"})
-	if got := free(); got != 2000 {
-		t.Fatalf("cq-b can use %d milli-cpu after the first release, want 2000", got)
+	if got := free(); got != 12000 {
+		t.Fatalf("cq-b can use %d milli-cpu after the first release, want 12000 (cq-a's 10 stay nominal)", got)
 	}
 	c.DeleteWorkload(types.NamespacedName{Namespace: "ns", Name: "w2"})
 	if _, ok := c.ClusterQueue("cq-a"); ok {
@@ -118,8 +119,9 @@ func TestTerminatingClusterQueueKeepsItsPlaceInTheCohort(t *testing.T) {
 
 // After a restart, a ClusterQueue whose finalizer was removed by force is
 // known only from its workloads: those that recorded its cohort (the
-// manager writes it while the queue is being deleted) count in that cohort
-// exactly as before the restart; the queue leaves with the last of them.
+// manager writes it while the queue is being deleted) still count in that
+// cohort, on a queue without nominal quota (unknown by then); the queue
+// leaves with the last of them.
 func TestGoneClusterQueueCountsInItsCohortAfterARestart(t *testing.T) {
 	c := New(lifecycle.Options{})
 	c.SetFlavor(&state.Flavor{Name: "f"})
@@ -132,7 +134,7 @@ func TestGoneClusterQueueCountsInItsCohortAfterARestart(t *testing.T) {
 	}
 	c.SetClusterQueue(clusterQueue(t, "cq-b", "co", "10"))
 	if got := available(c, "cq-b"); got != 0 {
-		t.Fatalf("cq-b can use %d milli-cpu after the restart, want 0 as before it (cq-a's 16 in use on cq-b's 10)", got)
+		t.Fatalf("cq-b can use %d milli-cpu after the restart, want 0 (cq-a's 16 still in use, on cq-b's 10)", got)
 	}
 	if cq, ok := c.ClusterQueue("cq-a"); !ok || !cq.Terminating || cq.Cohort != "co" {
 		t.Fatalf("cq-a = %+v %v, want a terminating queue of cohort co", cq, ok)

@@ -153,18 +153,22 @@ func (s *State) SetClusterQueue(cq *ClusterQueue) {
 }
 
 // DeleteClusterQueue records that a ClusterQueue object is gone. While
-// workloads still hold quota in it, it keeps its place in its cohort as a
-// terminating queue that admits nothing and lends nothing: its nominal
-// quota left with the object, its workloads' usage still counts (as
-// borrowed from the cohort). It leaves when the last of them is forgotten.
-// The same holds after a restart, from the cohort the workloads record
-// (CohortAnnotation): what the queue contributes depends on what the
-// cluster holds, not on what this process saw. It reports whether the
-// queue left the tree now.
+// workloads still hold quota in it, it keeps its place in the tree (its
+// nominal quota and usage count in its cohort) as a terminating queue that
+// admits nothing; it leaves when the last of them is forgotten. After a
+// restart only its workloads are left to tell of it: those that recorded
+// its cohort (CohortAnnotation) count there, on a queue without nominal
+// quota, which is unknown by then (setGone). It reports whether the queue
+// left the tree now.
 func (s *State) DeleteClusterQueue(name kueue.ClusterQueueReference) bool {
 	s.inactive = nil
 	if cq, ok := s.queues.m[name]; ok && len(s.byQueue[name]) > 0 {
-		s.setGone(name, cq.Cohort)
+		if !cq.Terminating {
+			cp := *cq
+			cp.Terminating = true
+			s.queues.set(name, &cp)
+		}
+		s.gone[name] = true
 		return false
 	}
 	delete(s.gone, name)
@@ -233,27 +237,16 @@ func (s *State) Assume(a *Admitted) error {
 	return nil
 }
 
-// setGone makes name a ClusterQueue whose object is gone while workloads
-// hold quota in it: terminating, without nominal quota, in cohort. Its
-// workloads' usage stays in the tree (a queue new to the tree gets the
-// usage of every workload recorded in it).
+// setGone records, on restart, a ClusterQueue whose object is gone while
+// workloads hold quota in it: terminating, without nominal quota (unknown
+// by then), in cohort; the usage of every workload recorded in it counts.
 func (s *State) setGone(name kueue.ClusterQueueReference, cohort kueue.CohortReference) {
-	cq := &ClusterQueue{Name: name, Cohort: cohort}
-	if prev, ok := s.queues.m[name]; ok {
-		cp := *prev
-		cq = &cp
-	}
-	cq.Terminating = true
-	cq.Quotas = nil
-	s.queues.set(name, cq)
+	s.queues.set(name, &ClusterQueue{Name: name, Cohort: cohort, Terminating: true})
 	s.gone[name] = true
-	isNew := s.tree.ClusterQueue(name) == nil
-	s.tree.SetClusterQueue(name, cq.Cohort, nil)
-	if isNew {
-		node := s.tree.ClusterQueue(name)
-		for _, a := range s.byQueue[name] {
-			s.tree.AddUsage(node, a.Usage)
-		}
+	s.tree.SetClusterQueue(name, cohort, nil)
+	node := s.tree.ClusterQueue(name)
+	for _, a := range s.byQueue[name] {
+		s.tree.AddUsage(node, a.Usage)
 	}
 }
 
