@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	wlpkg "github.com/kuota-dev/kuota/internal/workload"
 )
 
 // Violation kinds.
@@ -76,7 +77,7 @@ const (
 )
 
 // JobUIDLabel names the UID of the job a Workload was created for.
-const JobUIDLabel = "kueue.x-k8s.io/job-uid"
+const JobUIDLabel = wlpkg.JobUIDLabel
 
 // DefaultFinalizerGrace is how long a finished Workload, or one deleted with
 // no owner, may keep its finalizer before the audit reports it.

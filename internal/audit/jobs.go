@@ -3,7 +3,6 @@ package audit
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,46 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	wlpkg "github.com/kuota-dev/kuota/internal/workload"
 )
-
-// Annotations naming a Workload's job once garbage collection removed its
-// owner reference (the job was deleted with orphan propagation).
-const (
-	jobOwnerGVKAnnotation  = "kueue.x-k8s.io/job-owner-gvk"
-	jobOwnerNameAnnotation = "kueue.x-k8s.io/job-owner-name"
-)
-
-// jobRef names the job a Workload was created for.
-type jobRef struct {
-	gvk  schema.GroupVersionKind
-	name string
-	uid  types.UID
-}
-
-// jobOf reads a Workload's job: its controller owner reference or, when it
-// has no owner at all, the owner annotations and the job-uid label.
-func jobOf(wl *kueue.Workload) (jobRef, bool) {
-	if ref := metav1.GetControllerOfNoCopy(wl); ref != nil {
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil || ref.Kind == "" || ref.Name == "" {
-			return jobRef{}, false
-		}
-		return jobRef{gvk: gv.WithKind(ref.Kind), name: ref.Name, uid: ref.UID}, true
-	}
-	if len(wl.OwnerReferences) > 0 {
-		return jobRef{}, false
-	}
-	name, uid := wl.Annotations[jobOwnerNameAnnotation], wl.Labels[JobUIDLabel]
-	gvString, kind, found := strings.Cut(wl.Annotations[jobOwnerGVKAnnotation], ", Kind=")
-	if name == "" || uid == "" || !found || kind == "" {
-		return jobRef{}, false
-	}
-	gv, err := schema.ParseGroupVersion(gvString)
-	if err != nil {
-		return jobRef{}, false
-	}
-	return jobRef{gvk: gv.WithKind(kind), name: name, uid: types.UID(uid)}, true
-}
 
 // listPods reads every pod and keeps those of managed jobs.
 func listPods(ctx context.Context, c client.Reader) ([]Pod, error) {
@@ -84,15 +45,15 @@ func readJobs(ctx context.Context, c client.Reader, wls []kueue.Workload, pods [
 		if !holdsQuota(wl) {
 			continue
 		}
-		ref, ok := jobOf(wl)
+		ref, ok := wlpkg.JobOf(wl)
 		if !ok {
 			continue
 		}
-		s := scope{ref.gvk, wl.Namespace}
+		s := scope{ref.GVK, wl.Namespace}
 		if wanted[s] == nil {
 			wanted[s] = map[string]types.UID{}
 		}
-		wanted[s][wl.Namespace+"/"+wl.Name] = ref.uid
+		wanted[s][wl.Namespace+"/"+wl.Name] = ref.UID
 	}
 	podUIDs := map[types.UID]bool{}
 	for i := range pods {

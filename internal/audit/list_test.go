@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	wlpkg "github.com/kuota-dev/kuota/internal/workload"
 )
 
 // TestListReadsPodsAndJobs: List keeps the pods of managed jobs and finds,
@@ -23,8 +24,8 @@ import (
 func TestListReadsPodsAndJobs(t *testing.T) {
 	hold := reserving("cq", "f", 1, usage{"cpu": "1"})
 	orphan := func(wl *kueue.Workload) {
-		wlAnnotation(jobOwnerGVKAnnotation, "batch/v1, Kind=Job")(wl)
-		wlAnnotation(jobOwnerNameAnnotation, "j1")(wl)
+		wlAnnotation(wlpkg.JobOwnerGVKAnnotation, "batch/v1, Kind=Job")(wl)
+		wlAnnotation(wlpkg.JobOwnerNameAnnotation, "j1")(wl)
 		jobUID("u1")(wl)
 	}
 	widget := func(wl *kueue.Workload) {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	wlpkg "github.com/kuota-dev/kuota/internal/workload"
 )
 
 // Labels and annotations that tie a pod to its Workload, as Kuota sets them
@@ -265,8 +266,8 @@ func jobName(wl *kueue.Workload) string {
 	if isGroup(wl) {
 		return "pod group " + wl.Name
 	}
-	if ref, ok := jobOf(wl); ok {
-		return ref.gvk.Kind + " " + ref.name
+	if ref, ok := wlpkg.JobOf(wl); ok {
+		return ref.GVK.Kind + " " + ref.Name
 	}
 	return "job"
 }

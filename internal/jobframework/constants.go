@@ -1,5 +1,7 @@
 package jobframework
 
+import "github.com/kuota-dev/kuota/internal/workload"
+
 // Labels and annotations users set on jobs, and Kuota sets on jobs, pod
 // templates and Workloads (the same keys as Kueue's).
 const (
@@ -14,11 +16,11 @@ const (
 	MaxExecTimeSecondsLabel = "kueue.x-k8s.io/max-exec-time-seconds"
 
 	// JobUIDLabel, on a Workload, is the UID of its job.
-	JobUIDLabel = "kueue.x-k8s.io/job-uid"
+	JobUIDLabel = workload.JobUIDLabel
 	// JobOwnerGVKAnnotation and JobOwnerNameAnnotation, on a Workload,
 	// name its job and survive the owner reference's garbage collection.
-	JobOwnerGVKAnnotation  = "kueue.x-k8s.io/job-owner-gvk"
-	JobOwnerNameAnnotation = "kueue.x-k8s.io/job-owner-name"
+	JobOwnerGVKAnnotation  = workload.JobOwnerGVKAnnotation
+	JobOwnerNameAnnotation = workload.JobOwnerNameAnnotation
 
 	// PodSetLabel, on an admitted job's pod template, names its PodSet.
 	PodSetLabel = "kueue.x-k8s.io/podset"

@@ -3,12 +3,10 @@ package jobframework
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kueue "github.com/kuota-dev/kuota/api/kueue/v1beta2"
+	"github.com/kuota-dev/kuota/internal/workload"
 )
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list
@@ -39,42 +38,6 @@ const podsPoll = 2 * time.Second
 // whose finalizer is removed once its job's pods are gone.
 const ReleasedReason = "Released"
 
-// jobRef names the job a Workload belongs to.
-type jobRef struct {
-	Kind schema.GroupKind
-	Name string
-	UID  types.UID
-	// Controller is true when it comes from the controller owner
-	// reference; false when the Workload has no owner (its job was
-	// deleted with orphan propagation) and it comes from the owner
-	// annotations and the job-uid label.
-	Controller bool
-}
-
-// jobOf returns the job a Workload belongs to.
-func jobOf(wl *kueue.Workload) (jobRef, bool) {
-	if ref := metav1.GetControllerOfNoCopy(wl); ref != nil {
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil {
-			return jobRef{}, false
-		}
-		return jobRef{Kind: schema.GroupKind{Group: gv.Group, Kind: ref.Kind}, Name: ref.Name, UID: ref.UID, Controller: true}, true
-	}
-	if len(wl.OwnerReferences) > 0 {
-		return jobRef{}, false
-	}
-	name, uid := wl.Annotations[JobOwnerNameAnnotation], wl.Labels[JobUIDLabel]
-	gvString, kind, found := strings.Cut(wl.Annotations[JobOwnerGVKAnnotation], ", Kind=")
-	if name == "" || uid == "" || !found || kind == "" {
-		return jobRef{}, false
-	}
-	gv, err := schema.ParseGroupVersion(gvString)
-	if err != nil {
-		return jobRef{}, false
-	}
-	return jobRef{Kind: schema.GroupKind{Group: gv.Group, Kind: kind}, Name: name, UID: types.UID(uid)}, true
-}
-
 // jobIndexKey is the key of IndexWorkloadJob: "<Kind>.<group>/<name>".
 func jobIndexKey(kind schema.GroupKind, name string) string {
 	return kind.String() + "/" + name
@@ -89,8 +52,8 @@ func IndexWorkloadByJob(obj client.Object) []string {
 	if !ok {
 		return nil
 	}
-	if ref, ok := jobOf(wl); ok {
-		return []string{jobIndexKey(ref.Kind, ref.Name)}
+	if ref, ok := workload.JobOf(wl); ok {
+		return []string{jobIndexKey(ref.GVK.GroupKind(), ref.Name)}
 	}
 	return nil
 }
@@ -101,8 +64,8 @@ func (r *Reconciler) jobOfWorkload(_ context.Context, obj client.Object) []recon
 	if !ok {
 		return nil
 	}
-	ref, ok := jobOf(wl)
-	if !ok || ref.Kind != r.Integration.GVK.GroupKind() {
+	ref, ok := workload.JobOf(wl)
+	if !ok || ref.GVK.GroupKind() != r.Integration.GVK.GroupKind() {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: wl.Namespace, Name: ref.Name}}}
@@ -217,7 +180,7 @@ func (r *Reconciler) finalizeOthers(ctx context.Context, key types.NamespacedNam
 	}
 	var result ctrl.Result
 	for i := range list.Items {
-		ref, ok := jobOf(&list.Items[i])
+		ref, ok := workload.JobOf(&list.Items[i])
 		if !ok || (live != nil && ref.UID == live.GetUID()) {
 			continue
 		}
@@ -235,7 +198,7 @@ func (r *Reconciler) finalizeOthers(ctx context.Context, key types.NamespacedNam
 
 // finalizeOther handles one Workload whose job is gone (see
 // finalizeOthers).
-func (r *Reconciler) finalizeOther(ctx context.Context, wl *kueue.Workload, ref jobRef) (ctrl.Result, error) {
+func (r *Reconciler) finalizeOther(ctx context.Context, wl *kueue.Workload, ref workload.JobRef) (ctrl.Result, error) {
 	switch {
 	case isFinished(wl):
 		return ctrl.Result{}, r.dropFinalizer(ctx, wl)
