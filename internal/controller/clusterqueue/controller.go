@@ -47,6 +47,10 @@ type Reconciler struct {
 
 	mu       sync.Mutex
 	reported map[types.UID]string
+	// recorded is, per terminating ClusterQueue, the cohort already
+	// written on all its reserving workloads: none joins a terminating
+	// queue, so the rechecks need not read them again.
+	recorded map[types.UID]kueue.CohortReference
 }
 
 // SetupWithManager registers the controller.
@@ -80,12 +84,46 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if keys := r.Cache.ReservingIn(name); len(keys) > 0 {
 		r.reportOnce(&obj, corev1.EventTypeNormal, "Terminating", fmt.Sprintf(
 			"The ClusterQueue admits nothing new; it keeps its quota and usage in its cohort until its %d reserving workloads release them", len(keys)))
-		if err := r.recordCohort(ctx, obj.Spec.CohortName, keys); err != nil {
+		if err := r.recordCohortOnce(ctx, &obj, keys); err != nil {
 			return controller.Outcome(ctx, err)
 		}
 		return ctrl.Result{RequeueAfter: recheck}, nil
 	}
-	return controller.Outcome(ctx, controller.DropFinalizer(ctx, r.Client, &obj))
+	err := controller.DropFinalizer(ctx, r.Client, &obj)
+	if err == nil {
+		r.forget(obj.UID)
+	}
+	return controller.Outcome(ctx, err)
+}
+
+// recordCohortOnce runs recordCohort unless it already ran for this queue
+// and cohort.
+func (r *Reconciler) recordCohortOnce(ctx context.Context, obj *kueue.ClusterQueue, keys []types.NamespacedName) error {
+	cohort := obj.Spec.CohortName
+	r.mu.Lock()
+	done, ok := r.recorded[obj.UID]
+	r.mu.Unlock()
+	if ok && done == cohort {
+		return nil
+	}
+	if err := r.recordCohort(ctx, cohort, keys); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.recorded == nil {
+		r.recorded = map[types.UID]kueue.CohortReference{}
+	}
+	r.recorded[obj.UID] = cohort
+	return nil
+}
+
+// forget drops what the reconciler remembers of a queue that is gone.
+func (r *Reconciler) forget(uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.recorded, uid)
+	delete(r.reported, uid)
 }
 
 // recordCohort writes the cohort of a ClusterQueue being deleted on the

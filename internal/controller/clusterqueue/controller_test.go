@@ -108,6 +108,24 @@ func TestTerminatingQueueRecordsItsCohortOnItsWorkloads(t *testing.T) {
 			t.Errorf("Workload %s: %s = %q, want %q", name, state.CohortAnnotation, v, want)
 		}
 	}
+	// The cohort of a terminating queue can still be edited: the record
+	// follows.
+	var live kueue.ClusterQueue
+	if err := c.Get(context.Background(), types.NamespacedName{Name: "cq"}, &live); err != nil {
+		t.Fatal(err)
+	}
+	live.Spec.CohortName = "other"
+	if err := c.Update(context.Background(), &live); err != nil {
+		t.Fatal(err)
+	}
+	reconcileCQ(t, r)
+	var got kueue.Workload
+	if err := c.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: "w"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if v := got.Annotations[state.CohortAnnotation]; v != "other" {
+		t.Errorf("after the cohort changed: %s = %q, want other", state.CohortAnnotation, v)
+	}
 }
 
 // reservingWorkload holds 1 cpu of flavor f in ClusterQueue cq.
