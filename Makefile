@@ -101,8 +101,9 @@ test-unit: ## Run the tests that need no control plane.
 	$(GO) test $$($(GO) list ./... | grep -v -e /test/ -e /bench/internal/runner) -count=1
 
 .PHONY: torture
-torture: tools ## Run the full crash test (200 SIGKILLs, 10 leader pauses, 20 dropped connections, 5 kube-apiserver and 2 etcd restarts, 2 manager replicas) and print its figures.
+torture: tools ## Run the full crash test (200 SIGKILLs, 10 leader pauses, 20 dropped connections, 5 kube-apiserver and 2 etcd restarts, 2 manager replicas) and 12 manager kills under Jobs, pod groups and JobSets on the local cluster, and print their figures.
 	KUOTA_TORTURE=1 $(GO) test ./test/integration/crash/ -run TestSurvivesSIGKILL -count=1 -v -timeout 60m
+	KUOTA_TORTURE=1 $(GO) test ./test/e2e/ -run TestJobsAndPodGroupsThroughManagerKills -count=1 -v -timeout 30m
 
 .PHONY: fuzz
 FUZZTIME ?= 10s

@@ -171,6 +171,10 @@ type Objects struct {
 	// (the pod checks run only then).
 	Pods       []Pod
 	PodsListed bool
+	// PodsListedAt is when the pods began to be read (List reads them
+	// before the Workloads); the pod checks judge admissions at that time.
+	// Zero means Options.Now.
+	PodsListedAt time.Time
 	// JobExists says, per Workload holding quota ("ns/name"), whether its
 	// job still exists; a Workload not in it is not checked (a pod group's
 	// job is its pods, read from Pods).
@@ -203,7 +207,19 @@ func List(ctx context.Context, c client.Reader, o Options) (*Objects, error) {
 		chs  kueue.CohortList
 		rfs  kueue.ResourceFlavorList
 	)
-	err := listAll(ctx, c, &wls, "workloads", func() { objs.Workloads = append(objs.Workloads, wls.Items...) })
+	// Pods first: a pod seen running was admitted before it was listed, so
+	// the Workloads read afterwards show that admission or its loss. Read
+	// the other way round, a Workload admitted between the two lists looks
+	// unadmitted next to its running pods.
+	var err error
+	if !o.SkipPods {
+		objs.PodsListedAt = time.Now()
+		objs.Pods, err = listPods(ctx, c)
+		objs.PodsListed = err == nil
+	}
+	if err == nil {
+		err = listAll(ctx, c, &wls, "workloads", func() { objs.Workloads = append(objs.Workloads, wls.Items...) })
+	}
 	if err == nil {
 		err = listAll(ctx, c, &cqs, "clusterqueues", func() { objs.ClusterQueues = append(objs.ClusterQueues, cqs.Items...) })
 	}
@@ -214,10 +230,6 @@ func List(ctx context.Context, c client.Reader, o Options) (*Objects, error) {
 		err = listAll(ctx, c, &rfs, "resourceflavors", func() {
 			objs.ResourceFlavors = append(objs.ResourceFlavors, rfs.Items...)
 		})
-	}
-	if err == nil && !o.SkipPods {
-		objs.Pods, err = listPods(ctx, c)
-		objs.PodsListed = err == nil
 	}
 	if err == nil && !o.SkipPods {
 		objs.JobExists, err = readJobs(ctx, c, objs.Workloads, objs.Pods)
@@ -268,8 +280,12 @@ func Check(objs *Objects, o Options) *Report {
 	vs = append(vs, checkFinalizers(wls, o.FinalizerGrace, o.Now())...)
 	if objs.PodsListed {
 		ix := newPodIndex(wls)
-		vs = append(vs, checkPods(objs.Pods, ix, o.PodGrace, o.Now())...)
-		vs = append(vs, checkGoneJobs(wls, objs.Pods, ix, objs.JobExists, o.PodGrace, o.Now())...)
+		podsAt := objs.PodsListedAt
+		if podsAt.IsZero() {
+			podsAt = o.Now()
+		}
+		vs = append(vs, checkPods(objs.Pods, ix, o.PodGrace, podsAt)...)
+		vs = append(vs, checkGoneJobs(wls, objs.Pods, ix, objs.JobExists, o.PodGrace, o.Now(), podsAt)...)
 	}
 	slices.SortStableFunc(vs, func(a, b Violation) int {
 		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Object, b.Object), cmp.Compare(a.Message, b.Message))

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -111,4 +112,86 @@ func TestListWrapsPodAndJobErrors(t *testing.T) {
 			t.Errorf("Run = %v, want a wrapped error containing %q", err, tc.want)
 		}
 	}
+}
+
+// TestListedWhileTheClusterMoves: the cluster changes between the audit's
+// lists. A pod group admitted and started in that window, and another
+// created, reserved and started in it, are not reported: List reads the
+// pods first and judges admissions as of then.
+func TestListedWhileTheClusterMoves(t *testing.T) {
+	now := time.Now()
+	gated := newPod("a-0", inGroup("a"), pending(true))
+	waiting := newWorkload("a", 1, wlAnnotation(groupWorkloadAnnotation, "true"))
+	moved := false
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(gated, waiting).WithInterceptorFuncs(interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if err := c.List(ctx, list, opts...); err != nil || moved {
+				return err
+			}
+			moved = true
+			// Group a is admitted and runs; group b appears, reserved and running.
+			wl := &kueue.Workload{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(waiting), wl); err != nil {
+				return err
+			}
+			admitted("cq", "f", 1, usage{"cpu": "1"})(wl)
+			for i := range wl.Status.Conditions {
+				wl.Status.Conditions[i].LastTransitionTime = metav1.NewTime(now)
+			}
+			running := newPod("a-0", inGroup("a"))
+			running.ResourceVersion = ""
+			if err := c.Update(ctx, wl); err != nil {
+				return err
+			}
+			p := &corev1.Pod{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(gated), p); err != nil {
+				return err
+			}
+			p.Spec, p.Status = running.Spec, running.Status
+			if err := c.Update(ctx, p); err != nil {
+				return err
+			}
+			b := newWorkload("b", 1, wlAnnotation(groupWorkloadAnnotation, "true"), admitted("cq", "f", 1, usage{"cpu": "1"}))
+			for i := range b.Status.Conditions {
+				b.Status.Conditions[i].LastTransitionTime = metav1.NewTime(now)
+			}
+			if err := c.Create(ctx, b); err != nil {
+				return err
+			}
+			return c.Create(ctx, newPod("b-0", inGroup("b")))
+		},
+	}).Build()
+	r, err := RunWithOptions(context.Background(), c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !moved {
+		t.Fatal("the cluster never moved")
+	}
+	for _, kind := range []string{KindPodWithoutAdmission, KindQuotaOfGoneJob} {
+		if vs := ofKind(r, kind); len(vs) != 0 {
+			t.Errorf("%s reported for a change made while listing: %v", kind, vs)
+		}
+	}
+
+	// Judged again once settled, the same cluster is consistent too, and a
+	// group that really has lost its pods is reported.
+	r, err = RunWithOptions(context.Background(), c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs := append(ofKind(r, KindPodWithoutAdmission), ofKind(r, KindQuotaOfGoneJob)...); len(vs) != 0 {
+		t.Errorf("settled cluster: %v", vs)
+	}
+	if err := c.Delete(context.Background(), newPod("b-0")); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := List(context.Background(), c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs.PodsListedAt = now.Add(time.Minute)
+
+	wantViolations(t, Check(objs, Options{Now: func() time.Time { return now.Add(time.Minute) }}), KindQuotaOfGoneJob,
+		"Workload ns/b: holds quota in ClusterQueue cq but its pod group b is gone")
 }

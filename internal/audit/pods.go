@@ -147,7 +147,8 @@ func (ix *podIndex) current(w *workload) *workload {
 // checkPods reports pods that run, or may run, while their Workload is not
 // admitted. An eviction in progress (Evicted with the reservation still
 // held) is not reported, nor a pod whose Workload lost its admission less
-// than grace ago.
+// than grace before now, when the pods were listed (a loss after that is
+// not held against them).
 func checkPods(pods []Pod, ix *podIndex, grace time.Duration, now time.Time) []Violation {
 	var out []Violation
 	for i := range pods {
@@ -222,8 +223,10 @@ func admissionState(w *workload) string {
 // checkGoneJobs reports workloads holding quota whose job is gone and none
 // of whose pods runs: nothing will give that quota back. jobExists says,
 // per Workload, whether List found its job; a pod group's job is its pods.
-// A Workload deleted less than grace ago is left to the manager.
-func checkGoneJobs(wls []*workload, pods []Pod, ix *podIndex, jobExists map[string]bool, grace time.Duration, now time.Time) []Violation {
+// A Workload deleted less than grace ago is left to the manager, and a pod
+// group whose reservation may be newer than the pods' list (podsAt, with
+// a second for the condition's precision) is not judged by that list.
+func checkGoneJobs(wls []*workload, pods []Pod, ix *podIndex, jobExists map[string]bool, grace time.Duration, now, podsAt time.Time) []Violation {
 	podsOf := map[string][]*Pod{}
 	for i := range pods {
 		if name, _ := ix.workloadOf(&pods[i]); name != "" {
@@ -237,7 +240,7 @@ func checkGoneJobs(wls []*workload, pods []Pod, ix *podIndex, jobExists map[stri
 		}
 		exists, known := jobExists[w.name]
 		if !known && isGroup(w.obj) {
-			exists, known = len(podsOf[w.name]) > 0, true
+			exists, known = len(podsOf[w.name]) > 0, reservedBefore(w.obj, podsAt.Add(-time.Second))
 		}
 		if !known || exists {
 			continue
@@ -253,6 +256,12 @@ func checkGoneJobs(wls []*workload, pods []Pod, ix *podIndex, jobExists map[stri
 			"holds quota in ClusterQueue %s but its %s is gone", w.clusterQueue(), jobName(w.obj))})
 	}
 	return out
+}
+
+// reservedBefore: the Workload's quota was reserved before t.
+func reservedBefore(wl *kueue.Workload, t time.Time) bool {
+	c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
+	return c != nil && c.Status == metav1.ConditionTrue && c.LastTransitionTime.Time.Before(t)
 }
 
 // isGroup: the Workload of a pod group, owned by its pods, none of which

@@ -21,6 +21,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zapcore"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
 	"github.com/kuota-dev/kuota/internal/devcluster"
 	"github.com/kuota-dev/kuota/internal/paths"
 )
@@ -30,6 +34,8 @@ var suite *harness
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
+	// The test's own clients log their errors only.
+	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	bin, err := paths.ToolsBin()
 	if err == nil {
 		_, err = devcluster.LocateTools(bin)

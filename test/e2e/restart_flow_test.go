@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -27,22 +28,31 @@ import (
 
 // Batch Jobs of two priorities (so that some are preempted), pod groups
 // and JobSets flow through a ClusterQueue too small for all of them while
-// the manager is SIGKILLed and restarted three times. Sampled every
-// 200 ms, the running pods never ask for more than the ClusterQueue's
-// quota; at the end every job finished, the ClusterQueue uses nothing and
-// the audit (pods against admissions included) is clean.
+// the manager is SIGKILLed and restarted three times (`make torture`,
+// KUOTA_TORTURE=1: three times the jobs and twelve restarts). Sampled
+// every 200 ms, the running pods never ask for more than the
+// ClusterQueue's quota; after each restart and at the end the audit (pods
+// against admissions included) is clean; at the end every job finished
+// and the ClusterQueue uses nothing.
 func TestJobsAndPodGroupsThroughManagerKills(t *testing.T) {
 	logOnFailure(t)
 	const quota = 4
+	scale, restarts := 1, []time.Duration{5 * time.Second, 7 * time.Second, 7 * time.Second}
+	if os.Getenv("KUOTA_TORTURE") != "" {
+		scale, restarts = 3, nil
+		for i := range 12 {
+			restarts = append(restarts, time.Duration(3+i%3*2)*time.Second)
+		}
+	}
 	ns, cq := queues(t, fmt.Sprint(quota))
 	low, high := priorityClasses(t, ns)
-	flow := restartFlow(ns, low, high)
+	flow := restartFlow(ns, low, high, scale)
 	sampler := sampleRunningCPU(ns, quota*1000, 200*time.Millisecond)
 	defer sampler.stop()
 
 	created := make(chan error, 1)
 	go func() { created <- flow.create(context.Background(), 700*time.Millisecond) }()
-	for i, at := range []time.Duration{5 * time.Second, 7 * time.Second, 7 * time.Second} {
+	for i, at := range restarts {
 		time.Sleep(at)
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -57,7 +67,7 @@ func TestJobsAndPodGroupsThroughManagerKills(t *testing.T) {
 	if err := <-created; err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 90*time.Second, "every job finished", flow.finished)
+	eventually(t, time.Duration(scale)*90*time.Second, "every job finished", flow.finished)
 	samples, peak, over := sampler.stop()
 	t.Logf("%d samples of the running pods' cpu: peak %dm of %d", samples, peak, quota)
 	if len(over) > 0 {
@@ -106,22 +116,22 @@ type jobFlow struct{ items []flowItem }
 
 // restartFlow is 20 batch Jobs (every third one high priority), 6 pod
 // groups and, when the JobSet controller runs, 2 JobSets (high priority:
-// a preempted group's pods are deleted and never come back), interleaved.
-// Each pod asks for 1 cpu and runs 2 s.
-func restartFlow(ns, low, high string) *jobFlow {
+// a preempted group's pods are deleted and never come back), interleaved,
+// all scale times. Each pod asks for 1 cpu and runs 2 s.
+func restartFlow(ns, low, high string, scale int) *jobFlow {
 	f := &jobFlow{}
 	groups, jobSets := 0, 0
-	for i := range 20 {
+	for i := range 20 * scale {
 		prio := low
 		if i%3 == 2 {
 			prio = high
 		}
 		f.items = append(f.items, batchJobItem(ns, fmt.Sprintf("job-%d", i), prio))
-		if i%3 == 1 && groups < 6 {
+		if i%3 == 1 && groups < 6*scale {
 			f.items = append(f.items, podGroupItem(ns, fmt.Sprintf("group-%d", groups), high))
 			groups++
 		}
-		if (i == 6 || i == 13) && suite.jobSet.skip == "" {
+		if (i%20 == 6 || i%20 == 13) && suite.jobSet.skip == "" {
 			f.items = append(f.items, jobSetItem(ns, fmt.Sprintf("set-%d", jobSets), high))
 			jobSets++
 		}

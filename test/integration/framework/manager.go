@@ -28,10 +28,11 @@ func ManagerConfig(mutate ...func(*configapi.Configuration)) (*configapi.Configu
 // Manager is a Kuota manager running in the test process.
 type Manager struct {
 	*app.Manager
-	cancel context.CancelFunc
-	done   chan error
-	once   sync.Once
-	err    error
+	restart func() (*Manager, error)
+	cancel  context.CancelFunc
+	done    chan error
+	once    sync.Once
+	err     error
 }
 
 // StartManager starts a manager against the environment's API server and
@@ -75,7 +76,8 @@ func (e *Env) startManager(cfg *configapi.Configuration, override func(*app.Opti
 		prepare(m)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	mm := &Manager{Manager: m, cancel: cancel, done: make(chan error, 1)}
+	mm := &Manager{Manager: m, cancel: cancel, done: make(chan error, 1),
+		restart: func() (*Manager, error) { return e.startManager(cfg, override, prepare) }}
 	go func() { mm.done <- m.Start(ctx) }()
 	syncCtx, syncCancel := context.WithTimeout(ctx, 30*time.Second)
 	defer syncCancel()
@@ -98,6 +100,15 @@ func (m *Manager) Stop() error {
 		}
 	})
 	return m.err
+}
+
+// Restart stops the manager and starts a new one as it was started: a
+// manager process restarting with what it held in memory lost.
+func (m *Manager) Restart() (*Manager, error) {
+	if err := m.Stop(); err != nil {
+		return nil, fmt.Errorf("stopping the manager: %w", err)
+	}
+	return m.restart()
 }
 
 // WaitCycles wakes the scheduler and waits for one more scheduling cycle,
