@@ -220,7 +220,7 @@ func TestAuditRegisteredAndLoadsKubeconfig(t *testing.T) {
 	root := NewRootCommand("kuota", env)
 	root.SetArgs([]string{"audit"})
 	err := root.ExecuteContext(ctx)
-	if err == nil || !strings.Contains(err.Error(), "listing workloads") {
+	if err == nil || !strings.Contains(err.Error(), "listing pods") {
 		t.Errorf("audit against a closed port = %v, want a listing error", err)
 	}
 
