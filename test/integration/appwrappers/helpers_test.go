@@ -37,6 +37,7 @@ import (
 type fixture struct {
 	t *testing.T
 	c client.Client
+	m *framework.Manager
 }
 
 func start(t *testing.T) *fixture {
@@ -64,12 +65,12 @@ func start(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f := &fixture{t: t, c: c, m: m}
 	t.Cleanup(func() {
-		if err := m.Stop(); err != nil {
+		if err := f.m.Stop(); err != nil {
 			t.Errorf("stopping manager: %v", err)
 		}
 	})
-	f := &fixture{t: t, c: c}
 	f.waitForWebhooks()
 	return f
 }

@@ -41,17 +41,17 @@ type Deletion struct {
 func (d Deletion) Check(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	testutil.Eventually(t, 30*time.Second, 100*time.Millisecond, "the ClusterQueue reserves for the job", func() error { return d.reserving(1) })
+	testutil.Eventually(t, 30*time.Second, 100*time.Millisecond, "the ClusterQueue reserves for the job", func() error { return Reserving(d.Client, d.ClusterQueue, 1) })
 	if err := d.Client.Delete(ctx, d.Job, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 		t.Fatal(err)
 	}
 	d.restart(t, "after the job's deletion")
-	d.holdsQuota(t, "while the pod runs")
+	HoldsQuota(t, d.Client, client.ObjectKeyFromObject(d.Workload), d.ClusterQueue, "while the pod runs")
 	if err := d.Client.Delete(ctx, d.Pod); err != nil {
 		t.Fatal(err)
 	}
 	d.restart(t, "while the pod terminates")
-	d.holdsQuota(t, "while the pod terminates")
+	HoldsQuota(t, d.Client, client.ObjectKeyFromObject(d.Workload), d.ClusterQueue, "while the pod terminates")
 	testutil.Eventually(t, 30*time.Second, 100*time.Millisecond, "the pod's grace period ends", func() error {
 		var p corev1.Pod
 		if err := d.Client.Get(ctx, client.ObjectKeyFromObject(d.Pod), &p); err != nil {
@@ -67,7 +67,7 @@ func (d Deletion) Check(t *testing.T) {
 		}
 		return nil
 	})
-	testutil.Eventually(t, 30*time.Second, 100*time.Millisecond, "the ClusterQueue reserves nothing", func() error { return d.reserving(0) })
+	testutil.Eventually(t, 30*time.Second, 100*time.Millisecond, "the ClusterQueue reserves nothing", func() error { return Reserving(d.Client, d.ClusterQueue, 0) })
 }
 
 func (d Deletion) restart(t *testing.T, when string) {
@@ -80,30 +80,58 @@ func (d Deletion) restart(t *testing.T, when string) {
 	}
 }
 
-func (d Deletion) reserving(n int32) error {
+// Reserving checks that ClusterQueue cq reserves quota for n Workloads.
+func Reserving(c client.Client, cq string, n int32) error {
 	var q kueue.ClusterQueue
-	if err := d.Client.Get(context.Background(), client.ObjectKey{Name: d.ClusterQueue}, &q); err != nil {
+	if err := c.Get(context.Background(), client.ObjectKey{Name: cq}, &q); err != nil {
 		return err
 	}
 	if q.Status.ReservingWorkloads != n {
-		return fmt.Errorf("ClusterQueue %s reserves for %d workloads, want %d", d.ClusterQueue, q.Status.ReservingWorkloads, n)
+		return fmt.Errorf("ClusterQueue %s reserves for %d workloads, want %d", cq, q.Status.ReservingWorkloads, n)
 	}
 	return nil
 }
 
-// holdsQuota checks, for longer than the reconciler takes to look at a
-// job's pods again, that the Workload stays with its finalizer and the
-// ClusterQueue still reserves quota for it.
-func (d Deletion) holdsQuota(t *testing.T, when string) {
+// HoldsQuota checks, for longer than the reconciler takes to look at a
+// job's pods again, that the Workload at key stays with its finalizer and
+// ClusterQueue cq still reserves for it (and for it alone).
+func HoldsQuota(t *testing.T, c client.Client, key client.ObjectKey, cq, when string) {
 	t.Helper()
 	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
 		var got kueue.Workload
-		err := d.Client.Get(context.Background(), client.ObjectKeyFromObject(d.Workload), &got)
+		err := c.Get(context.Background(), key, &got)
 		if err != nil || !slices.Contains(got.Finalizers, kueue.ResourceInUseFinalizerName) {
 			t.Fatalf("%s, the deleted job's Workload must stay with its finalizer: %v %v", when, err, got.Finalizers)
 		}
-		if err := d.reserving(1); err != nil {
+		if err := Reserving(c, cq, 1); err != nil {
 			t.Fatalf("%s, the ClusterQueue must still reserve for the Workload: %v", when, err)
 		}
+	}
+}
+
+// EachManager runs body as two subtests: "running manager" (restarted
+// false) and "restarted manager" (restarted true: body restarts the
+// manager in the middle, with Restartable).
+func EachManager(t *testing.T, body func(t *testing.T, restarted bool)) {
+	t.Run("running manager", func(t *testing.T) { body(t, false) })
+	t.Run("restarted manager", func(t *testing.T) { body(t, true) })
+}
+
+// Restartable returns a function that restarts m (and then the manager
+// that replaced it); when t ends, the latest one is stopped.
+func Restartable(t *testing.T, m *Manager) func() error {
+	cur := m
+	t.Cleanup(func() {
+		if err := cur.Stop(); err != nil {
+			t.Errorf("stopping manager: %v", err)
+		}
+	})
+	return func() error {
+		next, err := cur.Restart()
+		if err != nil {
+			return err
+		}
+		cur = next
+		return nil
 	}
 }

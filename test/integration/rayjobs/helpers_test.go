@@ -322,13 +322,3 @@ func podSetNames(wl *kueue.Workload) []string {
 	}
 	return out
 }
-
-// restartManager stops the manager and starts another as it was.
-func (s *suite) restartManager() error {
-	m, err := s.m.Restart()
-	if err != nil {
-		return err
-	}
-	s.m = m
-	return nil
-}
